@@ -1,0 +1,35 @@
+import type { Config } from '../config.js';
+import type { EdgeResponse } from './route.js';
+
+const ALLOW_HEADERS = 'authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id';
+const EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location';
+const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+
+function allowedOrigin(config: Config, origin: string | undefined): string | null {
+  if (origin === undefined) return null;
+  if (config.corsOrigins.includes('*')) return '*';
+  return config.corsOrigins.includes(origin) ? origin : null;
+}
+
+/** CORS headers for an actual response; none when the origin is absent or not allowed. */
+export function corsHeaders(config: Config, origin: string | undefined): Record<string, string> | undefined {
+  const allow = allowedOrigin(config, origin);
+  if (allow === null) return undefined;
+  const h: Record<string, string> = { 'access-control-allow-origin': allow, 'access-control-expose-headers': EXPOSE_HEADERS };
+  if (allow !== '*') h.vary = 'Origin';
+  return h;
+}
+
+/** Answers a CORS preflight (`OPTIONS`): 204, with the allow headers only for an allowed origin. */
+export function preflight(config: Config, headers: Readonly<Record<string, string>>): EdgeResponse {
+  const allow = allowedOrigin(config, headers.origin);
+  if (allow === null || headers['access-control-request-method'] === undefined) return { status: 204 };
+  return {
+    status: 204,
+    headers: {
+      'access-control-allow-methods': ALLOW_METHODS,
+      'access-control-allow-headers': ALLOW_HEADERS,
+      'access-control-max-age': '600',
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The one error type of the edge and its one mapping to HTTP (STYLE.md 3.3).
+ * Codes are stable API; docs/api.md lists them.
+ */
+const STATUS = {
+  invalid_body: 400,
+  invalid_field: 400,
+  invalid_request: 400,
+  unsupported_sql: 400,
+  statement_timeout: 400,
+  unauthorized: 401,
+  invalid_credentials: 401,
+  token_expired: 401,
+  missing_scope: 401,
+  rls_denied: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  provider_not_configured: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  provider_unreachable: 502,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+export class EdgeError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = 'EdgeError';
+    this.code = code;
+    this.status = STATUS[code];
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const statusOf = (code: ErrorCode): number => STATUS[code];
+
+// Helpers named by meaning, so call sites read as what went wrong.
+export const notFound = (what: string, name?: string): EdgeError =>
+  new EdgeError('not_found', name === undefined ? `${what} not found` : `${what} "${name}" not found`);
+export const invalidBody = (why: string): EdgeError => new EdgeError('invalid_body', why);
+export const invalidField = (field: string, why: string): EdgeError =>
+  new EdgeError('invalid_field', `${field}: ${why}`, { details: { field } });
+export const unauthorized = (why = 'missing or invalid API key'): EdgeError => new EdgeError('unauthorized', why);
+export const missingScope = (scope: string): EdgeError =>
+  new EdgeError('missing_scope', `this request needs the "${scope}" scope`, { details: { scope } });
+export const conflict = (why: string): EdgeError => new EdgeError('conflict', why);
+export const payloadTooLarge = (limit: number): EdgeError =>
+  new EdgeError('payload_too_large', `request body exceeds the limit of ${limit} bytes`);
+export const methodNotAllowed = (allowed: readonly string[]): EdgeError =>
+  new EdgeError('method_not_allowed', 'method not allowed on this path', { headers: { allow: allowed.join(', ') } });
+
+export interface HttpError {
+  status: number;
+  headers: Record<string, string>;
+  body: { error: { code: string; message: string; details?: Record<string, unknown> } };
+}
+
+interface SqliteLike {
+  code: string;
+  message: string;
+}
+
+const isSqliteError = (e: unknown): e is SqliteLike =>
+  e instanceof Error && e.name === 'SqliteError' && typeof (e as Partial<SqliteLike>).code === 'string';
+
+/**
+ * Maps any thrown value to the error envelope of DESIGN.md §6. The only place
+ * errors become HTTP. Internal causes are returned separately for logging, never sent.
+ */
+export function toHttp(err: unknown, requestId: string): HttpError & { internal?: unknown } {
+  const e = normalize(err);
+  if (e.code === 'internal') {
+    return {
+      ...envelope(e, `internal error (request ${requestId})`),
+      internal: err,
+    };
+  }
+  return envelope(e, e.message);
+}
+
+function envelope(e: EdgeError, message: string): HttpError {
+  const error: HttpError['body']['error'] = { code: e.code, message };
+  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope')) error.details = e.details;
+  return { status: e.status, headers: { ...e.headers }, body: { error } };
+}
+
+/** Turns a thrown value into an EdgeError; SQLite errors are mapped by their code, never by message. */
+export function normalize(err: unknown): EdgeError {
+  if (err instanceof EdgeError) return err;
+  if (isSqliteError(err)) {
+    // note: extended result codes, https://www.sqlite.org/rescode.html
+    switch (err.code) {
+      case 'SQLITE_CONSTRAINT_UNIQUE':
+      case 'SQLITE_CONSTRAINT_PRIMARYKEY':
+        return new EdgeError('conflict', 'a row with the same unique value already exists', { cause: err });
+      case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+        return new EdgeError('conflict', 'the change violates a foreign key', { cause: err });
+      case 'SQLITE_CONSTRAINT_NOTNULL':
+      case 'SQLITE_CONSTRAINT_CHECK':
+        return new EdgeError('invalid_field', 'a value violates a column constraint', { cause: err });
+      case 'SQLITE_BUSY':
+      case 'SQLITE_BUSY_SNAPSHOT':
+      case 'SQLITE_LOCKED':
+        return new EdgeError('unavailable', 'the database is busy, retry shortly', {
+          cause: err,
+          headers: { 'retry-after': '1' },
+        });
+    }
+  }
+  return new EdgeError('internal', 'internal error', { cause: err });
+}

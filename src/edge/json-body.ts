@@ -1,0 +1,56 @@
+import type { Config } from '../config.js';
+import { EdgeError, invalidBody, payloadTooLarge } from './errors.js';
+import type { EdgeRequest } from './route.js';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decodes a JSON request body strictly: the size limit (already enforced while
+ * reading), the media type, UTF-8 validity, a nesting-depth cap and, unless the
+ * route accepts any value, an object at the top. Empty body → `{}`.
+ */
+export function parseJsonBody(req: EdgeRequest, config: Config, any = false): unknown {
+  if (req.bodyTooLarge) throw payloadTooLarge(config.maxJsonBody);
+  const body = req.body;
+  if (body === null || body.length === 0) return any ? undefined : {};
+  const type = req.headers['content-type'];
+  if (type !== undefined && !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    throw new EdgeError('unsupported_media_type', 'request body must be application/json');
+  }
+  let text: string;
+  try {
+    text = decoder.decode(body);
+  } catch {
+    throw new EdgeError('invalid_body', 'request body is not valid UTF-8');
+  }
+  if (tooDeep(text, config.maxJsonDepth)) {
+    throw new EdgeError('invalid_body', `request body nests deeper than ${config.maxJsonDepth} levels`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new EdgeError('invalid_body', 'request body is not valid JSON');
+  }
+  if (!any && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw invalidBody('request body must be a JSON object');
+  }
+  return value;
+}
+
+/** Scans brackets outside strings; cheaper than a recursive walk and safe from stack overflow. */
+function tooDeep(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}

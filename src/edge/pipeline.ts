@@ -1,0 +1,250 @@
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config.js';
+import type { CredentialCache } from '../control/keys.js';
+import type { EventBus } from '../events/bus.js';
+import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
+import { corsHeaders, preflight } from './cors.js';
+import { EdgeError, missingScope, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
+import { parseJsonBody } from './json-body.js';
+import { newRequestId } from './request-id.js';
+import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RouteDef, Scope, UserClaims } from './route.js';
+import { SCOPES } from './route.js';
+import { Router, split } from './router.js';
+
+/** Verifies a user access token (`lca_…`) for a project; filled by the auth service. */
+export type BearerVerifier = (projectId: string, token: string) => UserClaims | Promise<UserClaims>;
+
+export interface Geo {
+  lat: number | null;
+  lon: number | null;
+  country: string | null;
+}
+
+/** What the pipeline reports about each answered request (live log, public traffic). */
+export interface RequestRecord {
+  projectId: string | null;
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  geo: Geo | null;
+  logged: boolean;
+}
+
+export interface PipelineDeps {
+  config: Config;
+  routes: readonly RouteDef[];
+  credentials: CredentialCache;
+  projects: ProjectRegistry;
+  bus: EventBus;
+  projectExists: (id: string) => boolean;
+  onRecord?: (r: RequestRecord) => void;
+  logError?: (msg: string, err: unknown) => void;
+}
+
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+const EMPTY_QUERY = new URLSearchParams();
+const UNMATCHED = '(unmatched)';
+
+/**
+ * The socket-free core: `dispatch(EdgeRequest) → EdgeResponse` (STYLE.md 3.2).
+ * Route → key/operator → project → scope → bearer → body → handler, and every
+ * failure through `toHttp`. Both HTTP backends and the tests call this.
+ */
+export class Pipeline {
+  readonly #d: PipelineDeps;
+  readonly #router: Router;
+  #bearer: BearerVerifier | null = null;
+
+  constructor(deps: PipelineDeps) {
+    this.#d = deps;
+    this.#router = new Router(deps.routes);
+  }
+
+  setBearerVerifier(v: BearerVerifier): void {
+    this.#bearer = v;
+  }
+
+  /** The body limit for a request, known before its body is read (so oversize bodies are never buffered). */
+  bodyLimit(method: string, path: string): number {
+    const m = this.#router.match(method, split(path));
+    return m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
+  }
+
+  async dispatch(req: EdgeRequest): Promise<EdgeResponse> {
+    const t0 = performance.now();
+    const requestId = newRequestId(req.headers['x-request-id']);
+    let route: RouteDef | null = null;
+    let projectId: string | null = null;
+    let lease: ProjectLease | null = null;
+    let res: EdgeResponse;
+    try {
+      if (req.method === 'OPTIONS') {
+        res = preflight(this.#d.config, req.headers);
+      } else {
+        const segments = pathSegments(req.path);
+        const m = this.#router.match(req.method, segments);
+        if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
+        if (m.kind === 'method') throw methodNotAllowed(m.allowed);
+        route = m.route;
+        const auth = route.auth === 'none' ? null : await this.#authenticate(req, route);
+        projectId = auth?.projectId ?? null;
+        const hreq: HandlerRequest = {
+          ...req,
+          params: decodeParams(m.params),
+          query: req.rawQuery ? new URLSearchParams(req.rawQuery) : EMPTY_QUERY,
+          json: route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined,
+        };
+        const projects = this.#d.projects;
+        const ctx = {
+          config: this.#d.config,
+          bus: this.#d.bus,
+          requestId,
+          auth,
+          user: auth?.user ?? null,
+          operator: auth?.operator ?? null,
+          get project(): ProjectLease {
+            if (!auth) throw new Error('route without auth has no project');
+            return (lease ??= projects.acquire(auth.projectId));
+          },
+        };
+        res = await route.handler(hreq, ctx as never);
+        if (res.sse && lease) {
+          res = holdLease(res, lease);
+          lease = null;
+        }
+      }
+    } catch (err) {
+      const h = toHttp(err, requestId);
+      if (h.internal !== undefined) this.#d.logError?.(`request ${requestId} failed`, h.internal);
+      res = { status: h.status, headers: h.headers, json: h.body };
+    } finally {
+      (lease as ProjectLease | null)?.release();
+    }
+    res.headers = { ...res.headers, 'x-request-id': requestId, ...corsHeaders(this.#d.config, req.headers.origin) };
+    this.#d.onRecord?.({
+      projectId,
+      method: req.method,
+      route: route ? route.path : UNMATCHED,
+      status: res.status,
+      durationMs: performance.now() - t0,
+      geo: geoOf(this.#d.config, req.headers),
+      logged: route ? !route.unlogged : true,
+    });
+    return res;
+  }
+
+  async #authenticate(req: EdgeRequest, route: RouteDef): Promise<AuthContext> {
+    const { credentials } = this.#d;
+    const authz = req.headers.authorization;
+    const bearer = authz !== undefined && /^bearer /i.test(authz) ? authz.slice(7).trim() : null;
+    let auth: AuthContext;
+    const keyHeader = req.headers['x-service-key'];
+    if (route.auth === 'operator' || (keyHeader === undefined && bearer?.startsWith('lcd_'))) {
+      const op = bearer?.startsWith('lcd_') ? credentials.operator(bearer) : null;
+      if (!op) throw unauthorized('missing or invalid operator session');
+      const projectId = req.headers['x-service-project'] ?? '';
+      if (route.auth !== 'operator' && !this.#d.projectExists(projectId)) {
+        throw unauthorized('X-Service-Project must name an existing project');
+      }
+      auth = {
+        projectId,
+        keyId: null,
+        scopes: ALL_SCOPES,
+        role: 'service_role',
+        operator: { id: op.id, email: op.email },
+        user: null,
+      };
+      return auth;
+    }
+    if (keyHeader === undefined || keyHeader === '') throw unauthorized('missing X-Service-Key header');
+    const key = credentials.key(keyHeader);
+    if (!key) throw unauthorized('invalid API key');
+    if (route.scope && !key.scopes.has(route.scope)) throw missingScope(route.scope);
+    let user: UserClaims | null = null;
+    if (bearer !== null && bearer.startsWith('lca_')) {
+      if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
+      user = await this.#bearer(key.projectId, bearer);
+    } else if (route.auth === 'bearer') {
+      throw unauthorized('this request needs Authorization: Bearer <access token>');
+    }
+    return {
+      projectId: key.projectId,
+      keyId: key.id,
+      scopes: key.scopes,
+      role: key.role === 'service_role' ? 'service_role' : (user?.role ?? 'anon'),
+      operator: null,
+      user,
+    };
+  }
+}
+
+/** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */
+function pathSegments(path: string): string[] {
+  const segs = split(path);
+  for (const s of segs) {
+    if (s === '.' || s === '..' || s.includes('\0') || /%2e%2e|%2f|%5c|%00/i.test(s)) {
+      throw new EdgeError('invalid_request', 'the path contains a forbidden segment');
+    }
+  }
+  return segs;
+}
+
+function decodeParams(p: Record<string, string>): Record<string, string> {
+  for (const k in p) {
+    const v = p[k]!;
+    if (v.includes('%')) {
+      try {
+        p[k] = decodeURIComponent(v);
+      } catch {
+        throw new EdgeError('invalid_request', `malformed percent-encoding in path parameter "${k}"`);
+      }
+    }
+  }
+  return p;
+}
+
+/** Keeps the project lease until an SSE stream closes (STYLE.md 3.5). */
+function holdLease(res: EdgeResponse, lease: ProjectLease): EdgeResponse {
+  const source = res.sse!;
+  return {
+    ...res,
+    sse: (ch) => {
+      const cleanup = source(ch);
+      return () => {
+        try {
+          cleanup?.();
+        } finally {
+          lease.release();
+        }
+      };
+    },
+  };
+}
+
+function firstHeader(headers: Readonly<Record<string, string>>, names: readonly string[]): string | undefined {
+  for (const n of names) {
+    const v = headers[n];
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+/** The visitor's location from the fronting proxy's headers, rounded to 0.1° (about 11 km). */
+function geoOf(config: Config, headers: Readonly<Record<string, string>>): Geo | null {
+  const rawLat = firstHeader(headers, config.geoHeaders.lat);
+  const rawLon = firstHeader(headers, config.geoHeaders.lon);
+  const country = firstHeader(headers, config.geoHeaders.country);
+  const lat = Number(rawLat);
+  const lon = Number(rawLon);
+  const okLat = rawLat !== undefined && Number.isFinite(lat) && Math.abs(lat) <= 90;
+  const okLon = rawLon !== undefined && Number.isFinite(lon) && Math.abs(lon) <= 180;
+  const okCountry = country !== undefined && /^[A-Za-z]{2}$/.test(country);
+  if (!okLat && !okLon && !okCountry) return null;
+  const round = (x: number): number => Math.round(x * 10) / 10;
+  return {
+    lat: okLat && okLon ? round(lat) : null,
+    lon: okLat && okLon ? round(lon) : null,
+    country: okCountry ? country.toUpperCase() : null,
+  };
+}

@@ -1,0 +1,156 @@
+import type { Config } from '../config.js';
+import type { EventBus } from '../events/bus.js';
+import type { ProjectLease } from '../project/registry.js';
+
+/** Scopes an API key can carry (DESIGN.md §5, contract "Authentication" 8). */
+export const SCOPES = [
+  'data:read',
+  'data:write',
+  'storage:read',
+  'storage:write',
+  'realtime:subscribe',
+  'functions:invoke',
+  'notifications:send',
+  'auth:admin',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const PUBLISHABLE_SCOPES: readonly Scope[] = [
+  'data:read',
+  'data:write',
+  'storage:read',
+  'storage:write',
+  'realtime:subscribe',
+  'functions:invoke',
+];
+
+/**
+ * How a route authenticates:
+ * - `none`: no credentials, no project (health, public traffic).
+ * - `key`: an API key (or an operator session with X-Service-Project) selects the project.
+ * - `bearer`: `key` plus a valid user access token.
+ * - `bearer?`: `key`, and a user when a valid access token is sent.
+ * - `operator`: an operator session only (dashboard endpoints without a project).
+ */
+export type AuthMode = 'none' | 'key' | 'bearer' | 'bearer?' | 'operator';
+
+export type BodyKind = 'none' | 'json' | 'raw';
+
+/** Claims of a verified user access token. */
+export interface UserClaims {
+  readonly id: string;
+  readonly role: string;
+  readonly sessionId: string;
+  readonly aal: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+export interface Operator {
+  readonly id: string;
+  readonly email: string;
+}
+
+export interface AuthContext {
+  readonly projectId: string;
+  readonly keyId: string | null;
+  readonly scopes: ReadonlySet<Scope>;
+  /** `service_role` bypasses RLS; otherwise the user's role or `anon`. */
+  readonly role: string;
+  readonly operator: Operator | null;
+  readonly user: UserClaims | null;
+}
+
+export interface EdgeRequest {
+  readonly method: string;
+  /** The decoded path, e.g. `/db/tables/todos/rows`. */
+  readonly path: string;
+  /** The raw query string without `?`. */
+  readonly rawQuery: string;
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request body, already bounded by the route's limit; null when empty. */
+  readonly body: Buffer | null;
+  /** Set by the HTTP adapter when the body exceeded the limit it was given. */
+  readonly bodyTooLarge?: boolean;
+  readonly ip: string;
+  readonly signal: AbortSignal;
+}
+
+/** What a handler sees: the request plus what the pipeline derived from it. */
+export interface HandlerRequest extends EdgeRequest {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The parsed JSON body for `body: 'json'` routes (an object unless `jsonAny`). */
+  readonly json: unknown;
+}
+
+export interface SseChannel {
+  /** Queues one event; returns false when the client is gone or too slow (then closed). */
+  send(event: string, data: string, id?: string): boolean;
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** Runs once the stream is open; returns the cleanup to run when it closes. */
+export type SseSource = (channel: SseChannel) => (() => void) | void;
+
+export interface EdgeResponse {
+  status: number;
+  headers?: Record<string, string>;
+  json?: unknown;
+  bytes?: Uint8Array | string;
+  sse?: SseSource;
+}
+
+type CtxFor<A extends AuthMode> = A extends 'none'
+  ? BaseCtx
+  : A extends 'operator'
+    ? BaseCtx & { operator: Operator }
+    : A extends 'bearer'
+      ? ProjectCtx & { user: UserClaims }
+      : A extends 'bearer?'
+        ? ProjectCtx & { user: UserClaims | null }
+        : ProjectCtx;
+
+export interface BaseCtx {
+  readonly config: Config;
+  readonly bus: EventBus;
+  readonly requestId: string;
+}
+
+export interface ProjectCtx extends BaseCtx {
+  readonly auth: AuthContext;
+  /** The project's database lease, acquired on first use and released after the response. */
+  readonly project: ProjectLease;
+}
+
+export type RouteCtx<A extends AuthMode = AuthMode> = CtxFor<A>;
+
+export interface RouteDef<A extends AuthMode = AuthMode> {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute path with `:param` segments, e.g. `/db/tables/:t/rows`. */
+  readonly path: string;
+  readonly auth: A;
+  readonly scope?: Scope;
+  readonly body?: BodyKind;
+  /** Accept any JSON value, not only an object. */
+  readonly jsonAny?: boolean;
+  /** Body limit in bytes; defaults to the config's JSON limit. */
+  readonly maxBody?: number;
+  /** Leave this route out of the live log (the log's own endpoints). */
+  readonly unlogged?: boolean;
+  readonly handler: (req: HandlerRequest, ctx: RouteCtx<A>) => EdgeResponse | Promise<EdgeResponse>;
+}
+
+/** Declares a route with its handler context typed by its auth mode. */
+export function route<A extends AuthMode>(def: RouteDef<A>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+export const json = (body: unknown, status = 200, headers?: Record<string, string>): EdgeResponse => ({
+  status,
+  json: body,
+  headers,
+});
+
+export const noContent = (): EdgeResponse => ({ status: 204 });

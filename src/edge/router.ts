@@ -1,0 +1,73 @@
+import type { RouteDef } from './route.js';
+
+interface Node {
+  readonly statics: Map<string, Node>;
+  param: { name: string; node: Node } | null;
+  readonly methods: Map<string, RouteDef>;
+}
+
+const newNode = (): Node => ({ statics: new Map(), param: null, methods: new Map() });
+
+export type Match =
+  | { kind: 'route'; route: RouteDef; params: Record<string, string> }
+  | { kind: 'method'; allowed: string[] }
+  | { kind: 'none' };
+
+/** A segment trie over the declarative route table: static segments win over `:params`. */
+export class Router {
+  readonly #root = newNode();
+
+  constructor(routes: readonly RouteDef[]) {
+    for (const r of routes) this.#add(r);
+  }
+
+  #add(r: RouteDef): void {
+    let node = this.#root;
+    for (const seg of split(r.path)) {
+      if (seg.startsWith(':')) {
+        const name = seg.slice(1);
+        if (node.param && node.param.name !== name) {
+          throw new Error(`route ${r.path}: parameter :${name} clashes with :${node.param.name}`);
+        }
+        node.param ??= { name, node: newNode() };
+        node = node.param.node;
+      } else {
+        let next = node.statics.get(seg);
+        if (!next) node.statics.set(seg, (next = newNode()));
+        node = next;
+      }
+    }
+    if (node.methods.has(r.method)) throw new Error(`duplicate route ${r.method} ${r.path}`);
+    node.methods.set(r.method, r);
+  }
+
+  /** Matches already-decoded path segments. HEAD falls back to GET. */
+  match(method: string, segments: readonly string[]): Match {
+    const params: Record<string, string> = {};
+    const node = this.#walk(this.#root, segments, 0, params);
+    if (!node || node.methods.size === 0) return { kind: 'none' };
+    const route = node.methods.get(method) ?? (method === 'HEAD' ? node.methods.get('GET') : undefined);
+    if (route) return { kind: 'route', route, params };
+    return { kind: 'method', allowed: [...node.methods.keys()] };
+  }
+
+  #walk(node: Node, segs: readonly string[], i: number, params: Record<string, string>): Node | null {
+    if (i === segs.length) return node;
+    const seg = segs[i]!;
+    const s = node.statics.get(seg);
+    if (s) {
+      const found = this.#walk(s, segs, i + 1, params);
+      if (found && found.methods.size > 0) return found;
+    }
+    if (node.param && seg !== '') {
+      const found = this.#walk(node.param.node, segs, i + 1, params);
+      if (found && found.methods.size > 0) {
+        params[node.param.name] = seg;
+        return found;
+      }
+    }
+    return null;
+  }
+}
+
+export const split = (path: string): string[] => path.split('/').slice(1);

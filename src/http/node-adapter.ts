@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import { SSE_HEADERS, SseConnection } from './sse.js';
+import type { HttpCore, HttpServer } from './types.js';
+
+const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
+
+/** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
+export function startNode(core: HttpCore, host: string, port: number): Promise<HttpServer> {
+  let inflight = 0;
+  let idle: (() => void) | null = null;
+  const streams = new Set<SseConnection>();
+
+  const finished = (): void => {
+    if (--inflight === 0 && idle) idle();
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean): void => {
+    if (res.destroyed) return finished();
+    const headers: Record<string, string> = { ...r.headers };
+    if (close) headers.connection = 'close';
+    if (r.sse) return openSse(res, r, headers);
+    let body: string | Uint8Array | undefined;
+    if (r.json !== undefined) {
+      headers['content-type'] = 'application/json; charset=utf-8';
+      body = JSON.stringify(r.json);
+    } else body = r.bytes;
+    if (r.status !== 204 && r.status !== 304) headers['content-length'] = String(body === undefined ? 0 : Buffer.byteLength(body));
+    res.writeHead(r.status, headers);
+    res.end(req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : body);
+    res.once('close', finished);
+    if (close) res.once('finish', () => req.socket.destroySoon());
+  };
+
+  const openSse = (res: ServerResponse, r: EdgeResponse, headers: Record<string, string>): void => {
+    res.writeHead(200, { ...headers, ...SSE_HEADERS });
+    res.flushHeaders();
+    const conn = new SseConnection(
+      {
+        write: (chunk) => res.write(chunk),
+        end: () => res.end(),
+        onDrain: (fn) => res.on('drain', fn),
+      },
+      () => {
+        streams.delete(conn);
+      },
+    );
+    streams.add(conn);
+    res.once('close', () => {
+      conn.aborted();
+      finished();
+    });
+    conn.start(r.sse!);
+  };
+
+  const server = createServer({ keepAliveTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
+    inflight++;
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const base = {
+      method,
+      path: q === -1 ? url : url.slice(0, q),
+      rawQuery: q === -1 ? '' : url.slice(q + 1),
+      headers: flatHeaders(req),
+      ip: req.socket.remoteAddress ?? '',
+      signal: controller.signal,
+    };
+    const run = (body: Buffer | null, tooLarge: boolean): void => {
+      const edgeReq: EdgeRequest = { ...base, body, bodyTooLarge: tooLarge };
+      core.dispatch(edgeReq).then(
+        (r) => respond(req, res, r, tooLarge),
+        () => respond(req, res, INTERNAL, true),
+      );
+    };
+    const length = req.headers['content-length'];
+    if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+      req.resume();
+      return run(null, false);
+    }
+    const limit = core.bodyLimit(method, base.path);
+    if (length !== undefined && Number(length) > limit) return run(null, true);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        req.pause();
+        return run(null, true);
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) run(size === 0 ? null : Buffer.concat(chunks, size), false);
+    });
+    req.on('error', () => res.destroy());
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve({
+        backend: 'node',
+        port: (server.address() as AddressInfo).port,
+        shutdown: (deadlineMs) => {
+          server.close();
+          server.closeIdleConnections();
+          for (const s of streams) s.close();
+          if (inflight === 0) return Promise.resolve();
+          return new Promise<void>((done) => {
+            const t = setTimeout(() => {
+              server.closeAllConnections();
+              done();
+            }, deadlineMs);
+            idle = () => {
+              clearTimeout(t);
+              server.closeIdleConnections();
+              done();
+            };
+          });
+        },
+      });
+    });
+  });
+}
+
+function flatHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const k = raw[i]!.toLowerCase();
+    out[k] = out[k] === undefined ? raw[i + 1]! : `${out[k]}, ${raw[i + 1]!}`;
+  }
+  return out;
+}

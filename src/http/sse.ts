@@ -1,0 +1,129 @@
+import type { SseChannel, SseSource } from '../edge/route.js';
+
+/** Formats one SSE frame; data lines are split so a newline in data cannot forge fields. */
+export function sseFrame(event: string, data: string, id?: string): string {
+  let out = '';
+  if (id !== undefined) out += `id: ${id.replace(/[\r\n]/g, '')}\n`;
+  out += `event: ${event.replace(/[\r\n]/g, '')}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return out + '\n';
+}
+
+export const SSE_HEADERS: Record<string, string> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
+export const HEARTBEAT_MS = 20_000;
+/** A client that falls this far behind is closed; it resumes with Last-Event-ID. */
+export const MAX_QUEUED_BYTES = 1024 * 1024;
+
+/** Low-level writer a backend provides; returns false on backpressure. */
+export interface SseSink {
+  write(chunk: string): boolean;
+  end(): void;
+  /** Called once the sink can take more after a false write. */
+  onDrain(fn: () => void): void;
+}
+
+/**
+ * A backpressure-aware SSE channel over a sink: frames queue while the sink is
+ * full, and a client past MAX_QUEUED_BYTES is closed.
+ */
+export class SseConnection implements SseChannel {
+  #closed = false;
+  #queue: string[] = [];
+  #queued = 0;
+  #blocked = false;
+  #cleanup: (() => void) | void = undefined;
+  readonly #sink: SseSink;
+  readonly #heartbeat: NodeJS.Timeout;
+  readonly #onClosed: () => void;
+
+  constructor(sink: SseSink, onClosed: () => void) {
+    this.#sink = sink;
+    this.#onClosed = onClosed;
+    sink.onDrain(() => this.#flush());
+    this.#heartbeat = setInterval(() => this.#push(': ping\n\n'), HEARTBEAT_MS);
+    this.#heartbeat.unref();
+  }
+
+  start(source: SseSource): void {
+    this.#push(': ok\n\n');
+    try {
+      this.#cleanup = source(this);
+    } catch {
+      this.close();
+    }
+    if (this.#closed) this.#runCleanup();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  send(event: string, data: string, id?: string): boolean {
+    return this.#push(sseFrame(event, data, id));
+  }
+
+  #push(chunk: string): boolean {
+    if (this.#closed) return false;
+    if (this.#blocked) {
+      this.#queue.push(chunk);
+      this.#queued += chunk.length;
+      if (this.#queued > MAX_QUEUED_BYTES) {
+        this.close();
+        return false;
+      }
+      return true;
+    }
+    if (!this.#sink.write(chunk)) this.#blocked = true;
+    return true;
+  }
+
+  #flush(): void {
+    this.#blocked = false;
+    while (this.#queue.length > 0 && !this.#blocked && !this.#closed) {
+      const chunk = this.#queue.shift()!;
+      this.#queued -= chunk.length;
+      if (!this.#sink.write(chunk)) this.#blocked = true;
+    }
+  }
+
+  /** Ends the stream from the server side. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#sink.end();
+    } catch {
+      // note: the client may already be gone.
+    }
+    this.#finish();
+  }
+
+  /** The client went away. */
+  aborted(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#finish();
+  }
+
+  #finish(): void {
+    clearInterval(this.#heartbeat);
+    this.#queue = [];
+    this.#runCleanup();
+    this.#onClosed();
+  }
+
+  #runCleanup(): void {
+    const c = this.#cleanup;
+    this.#cleanup = undefined;
+    try {
+      c?.();
+    } catch {
+      // note: a failing cleanup must not break the connection teardown.
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import { STATUS_CODES } from 'node:http';
+import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import type { Uws } from './native.js';
+import { SSE_HEADERS, SseConnection } from './sse.js';
+import { METHODS_WITHOUT_BODY, type HttpCore, type HttpServer } from './types.js';
+
+type HttpResponse = import('uWebSockets.js').HttpResponse;
+type HttpRequest = import('uWebSockets.js').HttpRequest;
+
+interface State {
+  aborted: boolean;
+  done: boolean;
+  controller: AbortController | null;
+  sse: SseConnection | null;
+}
+
+const statusLine = (s: number): string => `${s} ${STATUS_CODES[s] ?? 'Unknown'}`;
+const decoder = new TextDecoder();
+
+/**
+ * The native uWS backend. Every pitfall of STYLE.md §4 is handled here and only
+ * here: onAborted first, the request copied before any await, bodies read in
+ * copied chunks against a limit, every write corked, SSE backpressure via onWritable.
+ */
+export function startUws(uws: Uws, core: HttpCore, host: string, port: number): Promise<HttpServer> {
+  const app = uws.App();
+  let inflight = 0;
+  let idle: (() => void) | null = null;
+  const streams = new Set<SseConnection>();
+
+  const finished = (state: State): void => {
+    if (state.done) return;
+    state.done = true;
+    if (--inflight === 0 && idle) idle();
+  };
+
+  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
+    if (state.aborted) return finished(state);
+    res.cork(() => {
+      res.writeStatus(statusLine(r.status));
+      if (r.headers) for (const k in r.headers) res.writeHeader(k, r.headers[k]!);
+      if (r.sse) {
+        for (const k in SSE_HEADERS) res.writeHeader(k, SSE_HEADERS[k]!);
+        return;
+      }
+      let body: string | Uint8Array | undefined;
+      if (r.json !== undefined) {
+        res.writeHeader('content-type', 'application/json; charset=utf-8');
+        body = JSON.stringify(r.json);
+      } else body = r.bytes;
+      if (r.status === 204 || r.status === 304) res.endWithoutBody(undefined, close);
+      else if (method === 'HEAD') res.endWithoutBody(body === undefined ? 0 : byteLength(body), close);
+      else res.end(body ?? '', close);
+    });
+    if (r.sse) return openSse(res, state, r);
+    finished(state);
+  };
+
+  const openSse = (res: HttpResponse, state: State, r: EdgeResponse): void => {
+    let drain: (() => void) | null = null;
+    res.onWritable(() => {
+      drain?.();
+      return true;
+    });
+    const conn = new SseConnection(
+      {
+        write: (chunk) => {
+          let ok = false;
+          res.cork(() => (ok = res.write(chunk)));
+          return ok;
+        },
+        end: () => {
+          if (!state.aborted) res.cork(() => res.end());
+        },
+        onDrain: (fn) => (drain = fn),
+      },
+      () => {
+        streams.delete(conn);
+        finished(state);
+      },
+    );
+    state.sse = conn;
+    streams.add(conn);
+    conn.start(r.sse!);
+  };
+
+  const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
+    core.dispatch(req).then(
+      (r) => respond(res, state, r, req.method, close),
+      () => respond(res, state, { status: 500, json: { error: { code: 'internal', message: 'internal error' } } }, req.method, true),
+    );
+  };
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const state: State = { aborted: false, done: false, controller: null, sse: null };
+    res.onAborted(() => {
+      state.aborted = true;
+      state.controller?.abort();
+      state.sse?.aborted();
+      finished(state);
+    });
+    inflight++;
+    try {
+      // note: HttpRequest is stack-allocated; copy everything before any await (STYLE.md 4.5).
+      const method = req.getMethod().toUpperCase();
+      const path = req.getUrl();
+      const rawQuery = req.getQuery() ?? '';
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => {
+        headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+      });
+      const ip = decoder.decode(res.getRemoteAddressAsText());
+      const base = { method, path, rawQuery, headers, ip, body: null as Buffer | null, bodyTooLarge: false };
+      const make = (body: Buffer | null, tooLarge: boolean): EdgeRequest => ({
+        ...base,
+        body,
+        bodyTooLarge: tooLarge,
+        get signal() {
+          return (state.controller ??= new AbortController()).signal;
+        },
+      });
+      const length = headers['content-length'];
+      const chunked = headers['transfer-encoding'] !== undefined;
+      if ((length === undefined || length === '0') && !chunked) return run(res, state, make(null, false));
+      if (METHODS_WITHOUT_BODY.has(method) && !chunked && length === undefined) return run(res, state, make(null, false));
+      const limit = core.bodyLimit(method, path);
+      if (length !== undefined && Number(length) > limit) {
+        // note: rejected from the declared length alone; the body is never read.
+        return run(res, state, make(null, true), true);
+      }
+      readBody(res, limit, (body) => run(res, state, make(body, body === null), body === null));
+    } catch {
+      respond(res, state, { status: 500, json: { error: { code: 'internal', message: 'internal error' } } }, 'GET', true);
+    }
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token) => {
+      if (!token) return reject(new Error(`cannot listen on ${host}:${port}`));
+      resolve({
+        backend: 'uws',
+        port: uws.us_socket_local_port(token),
+        shutdown: (deadlineMs) => {
+          uws.us_listen_socket_close(token);
+          for (const s of streams) s.close();
+          if (inflight === 0) return Promise.resolve();
+          return new Promise<void>((done) => {
+            const t = setTimeout(done, deadlineMs);
+            idle = () => {
+              clearTimeout(t);
+              done();
+            };
+          });
+        },
+      });
+    });
+  });
+}
+
+/** Reads a body in copied chunks (uWS neuters them on return); null once it passes the limit. */
+function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  res.onData((ab, isLast) => {
+    if (over) return;
+    size += ab.byteLength;
+    if (size > limit) {
+      over = true;
+      return done(null);
+    }
+    chunks.push(Buffer.from(ab.slice(0)));
+    if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+}
+
+const byteLength = (b: string | Uint8Array): number => (typeof b === 'string' ? Buffer.byteLength(b) : b.byteLength);

@@ -1,0 +1,96 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import type { Config } from './config.js';
+import { ControlStore } from './control/control-store.js';
+import { CredentialCache } from './control/keys.js';
+import { Operators } from './control/operators.js';
+import { loadMasterKey } from './control/secrets.js';
+import { Pipeline, type RequestRecord } from './edge/pipeline.js';
+import type { EdgeRequest, EdgeResponse, RouteDef } from './edge/route.js';
+import { EventBus } from './events/bus.js';
+import { startHttp, type HttpServer } from './http/index.js';
+import { ProjectRegistry } from './project/registry.js';
+import { adminRoutes } from './services/admin/routes.js';
+import { healthRoutes } from './services/health/routes.js';
+import { LiveLog } from './services/live/live.js';
+import { liveRoutes } from './services/live/routes.js';
+import { PublicTraffic } from './services/live/traffic.js';
+import { ProjectAdmin } from './control/project-admin.js';
+
+export interface EdgeServer {
+  readonly config: Config;
+  readonly control: ControlStore;
+  readonly projects: ProjectAdmin;
+  readonly operators: Operators;
+  dispatch(req: EdgeRequest): Promise<EdgeResponse>;
+  listen(): Promise<{ url: string; port: number; backend: 'uws' | 'node' }>;
+  /** Stops accepting, finishes in-flight requests, closes every database. */
+  close(): Promise<void>;
+}
+
+export type Logger = (msg: string, err?: unknown) => void;
+
+/** Wires control plane, projects, bus, services and the edge pipeline. */
+export function createServer(config: Config, log: Logger = () => {}): EdgeServer {
+  const startedAt = Date.now();
+  mkdirSync(config.dataDir, { recursive: true });
+  const control = new ControlStore(config.dataDir, config.durability, loadMasterKey(config.dataDir, config.masterKey));
+  const registry = new ProjectRegistry(config);
+  const credentials = new CredentialCache(control, config.controlPollMs);
+  const bus = new EventBus((err) => log('event listener failed', err));
+  const projects = new ProjectAdmin(config, control, registry, credentials, bus);
+  const operators = new Operators(control, () => credentials.invalidate());
+  let http: HttpServer | null = null;
+
+  const live = new LiveLog(config, registry, () => ({
+    version: config.version,
+    backend: http?.backend ?? 'none',
+    uptime_s: Math.floor((Date.now() - startedAt) / 1000),
+    open_projects: registry.openCount,
+    rss_mb: Math.round(process.memoryUsage.rss() / 1048576),
+  }));
+  const traffic = new PublicTraffic();
+  bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
+  bus.on('project.deleted', (e) => live.forget(e.projectId));
+  credentials.onExternalChange(() => projects.reconcile());
+
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control)];
+  const pipeline = new Pipeline({
+    config,
+    routes,
+    credentials,
+    projects: registry,
+    bus,
+    projectExists: (id) => projects.exists(id),
+    onRecord: (r: RequestRecord) => {
+      if (!r.logged) return;
+      if (r.projectId !== null) live.recordRequest(r.projectId, r.method, r.route, r.status, r.durationMs);
+      traffic.record(r.geo);
+    },
+    logError: log,
+  });
+
+  return {
+    config,
+    control,
+    projects,
+    operators,
+    dispatch: (req) => pipeline.dispatch(req),
+    async listen() {
+      http = await startHttp(config.http, pipeline, config.host, config.port);
+      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+      return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
+    },
+    async close() {
+      await http?.shutdown(5000);
+      live.close();
+      credentials.close();
+      registry.closeAll();
+      control.close();
+      bus.close();
+      if (config.ephemeral) rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const changeLabel = (op: 'insert' | 'update' | 'delete', table: string): string =>
+  op === 'insert' ? `insert into ${table}` : op === 'update' ? `update ${table}` : `delete from ${table}`;

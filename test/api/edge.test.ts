@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.close());
+
+describe('health', () => {
+  it('answers without auth', async () => {
+    const res = await fetch(`${s.url}/health`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/.+/);
+    const body = await res.json();
+    expect(body).toMatchObject({ status: 'ok', version: expect.any(String), uptime_s: expect.any(Number) });
+  });
+
+  it('runs on the backend the test asked for', () => {
+    expect(s.backend).toBe(process.env.PLATFORM_EDGE_HTTP);
+  });
+});
+
+describe('routing errors', () => {
+  it('unknown service is 404 not_found', async () => {
+    const res = await s.req('/nope/thing');
+    expect(res.status).toBe(404);
+    expect((await errorOf(res)).code).toBe('not_found');
+  });
+
+  it('wrong method is 405 with Allow', async () => {
+    const res = await fetch(`${s.url}/health`, { method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    expect((await errorOf(res)).code).toBe('method_not_allowed');
+  });
+});

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// API tests run twice: once per HTTP backend (DESIGN.md §2). Each test file starts its
+// own server on an ephemeral port with a temporary data folder.
+export default defineConfig({
+  test: {
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { test: { name: 'api-uws', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'uws' } } },
+      { test: { name: 'api-node', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'node' } } },
+      { test: { name: 'cli', include: ['test/cli/**/*.test.ts'] } },
+    ],
+  },
+});
