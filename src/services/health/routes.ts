@@ -1,6 +1,10 @@
 import { json, route, type RouteDef } from '../../edge/route.js';
 
-/** `GET /health`: no auth; `{status, version, uptime_s}`. */
+/**
+ * `GET /health`: no auth; `{status, version, uptime_s}`.
+ * `GET /health/key`: which project and scopes the presented key (or operator session)
+ * has — a cheap way for clients to check their configuration.
+ */
 export function healthRoutes(version: string, startedAt: number): RouteDef[] {
   return [
     route({
@@ -8,6 +12,19 @@ export function healthRoutes(version: string, startedAt: number): RouteDef[] {
       path: '/health',
       auth: 'none',
       handler: () => json({ status: 'ok', version, uptime_s: Math.floor((Date.now() - startedAt) / 1000) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/health/key',
+      auth: 'key',
+      handler: (_req, ctx) =>
+        json({
+          project_id: ctx.auth.projectId,
+          key_id: ctx.auth.keyId,
+          role: ctx.auth.role,
+          scopes: [...ctx.auth.scopes],
+          operator: ctx.auth.operator?.email ?? null,
+        }),
     }),
   ];
 }
