@@ -1,0 +1,151 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+import { rawRequest, statusOf } from '../helpers/raw.js';
+
+// POST /_admin/login is a JSON endpoint that needs no key, so these cases reach the body parser.
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.close());
+
+const login = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  fetch(`${s.url}/_admin/login`, { method: 'POST', body, headers });
+
+describe('JSON bodies', () => {
+  it.each([
+    ['malformed JSON', '{"email": '],
+    ['a JSON array', '[1,2,3]'],
+    ['a JSON string', '"hello"'],
+    ['JSON null', 'null'],
+    ['deeply nested JSON', '['.repeat(5000) + ']'.repeat(5000)],
+    ['deeply nested objects', '{"a":'.repeat(200) + '1' + '}'.repeat(200)],
+  ])('%s is 400 invalid_body', async (_name, body) => {
+    const res = await login(body);
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).code).toBe('invalid_body');
+  });
+
+  it('invalid UTF-8 is 400 invalid_body', async () => {
+    const res = await login(Buffer.from([0x7b, 0x22, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
+    expect(res.status).toBe(400);
+    const err = await errorOf(res);
+    expect(err.code).toBe('invalid_body');
+    expect(err.message).toMatch(/UTF-8/);
+  });
+
+  it('an unsupported content type is 415', async () => {
+    const res = await login('email=a&password=b', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(res.status).toBe(415);
+    expect((await errorOf(res)).code).toBe('unsupported_media_type');
+  });
+
+  it('a 100 MB declared body is refused with 413 before it is read', async () => {
+    const raw = await rawRequest(
+      s.url,
+      `POST /_admin/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n{"email":`,
+    );
+    expect(statusOf(raw)).toBe(413);
+    expect(raw).toContain('"code":"payload_too_large"');
+  });
+
+  it('a chunked body growing past the limit is cut off with 413', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(s.url);
+      const req = request({ hostname, port, path: '/_admin/login', method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+      let written = 0;
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pump = (): void => {
+        while (written < 8 * 1024 * 1024) {
+          written += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      req.on('response', (res) => {
+        resolve(res.statusCode ?? 0);
+        res.resume();
+        req.destroy();
+      });
+      req.on('error', (e) => (written > 1024 * 1024 ? resolve(-1) : reject(e)));
+      pump();
+    });
+    // note: the server answers 413 and closes; a client still writing may see the reset instead.
+    expect([413, -1]).toContain(status);
+  });
+});
+
+describe('keys', () => {
+  it('no key is 401 unauthorized', async () => {
+    const res = await s.req('/health/key', { key: null });
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe('unauthorized');
+  });
+
+  it('a key with a valid prefix and a wrong secret is 401', async () => {
+    const res = await s.req('/health/key', { key: 'svc_live_' + 'A'.repeat(32) });
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe('unauthorized');
+  });
+
+  it('a revoked key is 401 at once', async () => {
+    const { key, secret } = s.server.projects.createKey(s.projectId, 'temp', ['data:read'], false);
+    expect((await s.req('/health/key', { key: secret })).status).toBe(200);
+    s.server.projects.revokeKey(key.id);
+    const res = await s.req('/health/key', { key: secret });
+    expect(res.status).toBe(401);
+  });
+
+  it('a key of a deleted project is 401', async () => {
+    const other = s.server.projects.create('doomed');
+    expect((await s.req('/health/key', { key: other.service })).status).toBe(200);
+    s.server.projects.delete(other.project.id);
+    const res = await s.req('/health/key', { key: other.service });
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe('unauthorized');
+  });
+
+  it('a key lacking the scope is 401 missing_scope', async () => {
+    const res = await s.req('/live', { key: s.keys.publishable });
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe('missing_scope');
+  });
+
+  it('an operator session needs an existing X-Service-Project', async () => {
+    const ok = await s.req('/health/key', { key: null, headers: { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ project_id: s.projectId, role: 'service_role', operator: 'ops@example.com' });
+    const missing = await s.req('/health/key', { key: null, headers: { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': 'nope' } });
+    expect(missing.status).toBe(401);
+    const forged = await s.req('/health/key', { key: null, headers: { authorization: 'Bearer lcd_' + 'x'.repeat(32), 'x-service-project': s.projectId } });
+    expect(forged.status).toBe(401);
+  });
+});
+
+describe('hostile requests', () => {
+  it('a header injection attempt in X-Request-Id is not echoed', async () => {
+    const raw = await rawRequest(s.url, 'GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc\r\n Set-Cookie: evil=1\r\nConnection: close\r\n\r\n');
+    expect(raw.toLowerCase()).not.toContain('set-cookie');
+    const res = await fetch(`${s.url}/health`, { headers: { 'x-request-id': 'a b"<script>' } });
+    expect(res.headers.get('x-request-id')).not.toContain('<script>');
+    const safe = await fetch(`${s.url}/health`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(safe.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  it.each(['/db/../secrets', '/health/..', '/live/./stream', '/%2e%2e/health', '/db/%2e%2e/secrets', '/db/x%2f..%2fsecrets'])(
+    'path traversal %s is 400 invalid_request',
+    async (path) => {
+      const raw = await rawRequest(s.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${s.keys.service}\r\nConnection: close\r\n\r\n`);
+      expect(statusOf(raw)).toBe(400);
+      expect(raw).toContain('"code":"invalid_request"');
+    },
+  );
+
+  it('errors never carry a stack trace', async () => {
+    const res = await login('{bad');
+    const text = await res.text();
+    expect(text).not.toMatch(/\n\s+at /);
+    expect(text).not.toContain('.ts:');
+  });
+});
