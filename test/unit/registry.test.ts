@@ -1,0 +1,68 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ProjectRegistry } from '../../src/project/registry.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function setup(opts: { idleMs?: number; maxOpen?: number } = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pe-reg-'));
+  dirs.push(dataDir);
+  for (const id of ['a', 'b', 'c']) mkdirSync(join(dataDir, 'projects', id), { recursive: true });
+  let now = 1_000_000;
+  const config = loadConfig({ dataDir, projectIdleMs: opts.idleMs ?? 1000, maxOpenProjects: opts.maxOpen ?? 10 }, {});
+  const reg = new ProjectRegistry(config, () => now);
+  return { reg, advance: (ms: number) => (now += ms) };
+}
+
+describe('ProjectRegistry', () => {
+  it('opens a project once, applies pragmas and migrations', () => {
+    const { reg } = setup();
+    const l1 = reg.acquire('a');
+    const l2 = reg.acquire('a');
+    expect(l1.db).toBe(l2.db);
+    expect(l1.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(l1.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(l1.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    const v = l1.db.prepare('SELECT count(*) AS n FROM "_svc_meta.migrations"').get() as { n: number };
+    expect(v.n).toBeGreaterThan(0);
+    expect(l1.stmt('SELECT 1')).toBe(l1.stmt('SELECT 1'));
+    l1.release();
+    l2.release();
+    reg.closeAll();
+  });
+
+  it('closes idle projects only when unleased', () => {
+    const { reg, advance } = setup({ idleMs: 1000 });
+    const held = reg.acquire('a');
+    reg.acquire('b').release();
+    advance(5000);
+    reg.closeIdle();
+    expect(reg.isOpen('a')).toBe(true);
+    expect(reg.isOpen('b')).toBe(false);
+    held.release();
+    advance(5000);
+    reg.closeIdle();
+    expect(reg.isOpen('a')).toBe(false);
+    reg.closeAll();
+  });
+
+  it('evicts the least recently used unleased project past the bound', () => {
+    const { reg } = setup({ maxOpen: 2 });
+    reg.acquire('a').release();
+    reg.acquire('b').release();
+    reg.acquire('a').release();
+    reg.acquire('c').release();
+    expect(reg.openIds().sort()).toEqual(['a', 'c']);
+    reg.closeAll();
+  });
+
+  it('refuses a project whose folder does not exist', () => {
+    const { reg } = setup();
+    expect(() => reg.acquire('ghost')).toThrow(/does not exist/);
+    reg.closeAll();
+  });
+});
