@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const login = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+const login = (body: RequestInit['body'], headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   fetch(`${s.url}/_admin/login`, { method: 'POST', body, headers });
 
 describe('JSON bodies', () => {
