@@ -62,7 +62,6 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     bus,
     projectExists: (id) => projects.exists(id),
     onRecord: (r: RequestRecord) => {
-      if (!r.logged) return;
       if (r.projectId !== null) live.recordRequest(r.projectId, r.method, r.route, r.status, r.durationMs);
       traffic.record(r.geo);
     },
@@ -74,7 +73,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     control,
     projects,
     operators,
-    dispatch: (req) => pipeline.dispatch(req),
+    dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port);
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;

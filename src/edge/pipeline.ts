@@ -28,7 +28,6 @@ export interface RequestRecord {
   status: number;
   durationMs: number;
   geo: Geo | null;
-  logged: boolean;
 }
 
 export interface PipelineDeps {
@@ -42,9 +41,18 @@ export interface PipelineDeps {
   logError?: (msg: string, err: unknown) => void;
 }
 
+interface DispatchState {
+  readonly t0: number;
+  readonly requestId: string;
+  route: RouteDef | null;
+  projectId: string | null;
+  lease: ProjectLease | null;
+}
+
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 const EMPTY_QUERY = new URLSearchParams();
 const UNMATCHED = '(unmatched)';
+
 
 /**
  * The socket-free core: `dispatch(EdgeRequest) → EdgeResponse` (STYLE.md 3.2).
@@ -71,70 +79,100 @@ export class Pipeline {
     return m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
   }
 
-  async dispatch(req: EdgeRequest): Promise<EdgeResponse> {
-    const t0 = performance.now();
-    const requestId = newRequestId(req.headers['x-request-id']);
-    let route: RouteDef | null = null;
-    let projectId: string | null = null;
-    let lease: ProjectLease | null = null;
-    let res: EdgeResponse;
+  /**
+   * Answers one request. Synchronous when nothing on the way needs to wait (the
+   * common case), so the uWS adapter can reply while still corked.
+   */
+  dispatch(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse> {
+    const st: DispatchState = { t0: performance.now(), requestId: newRequestId(req.headers['x-request-id']), route: null, projectId: null, lease: null };
+    let out: EdgeResponse | Promise<EdgeResponse>;
     try {
-      if (req.method === 'OPTIONS') {
-        res = preflight(this.#d.config, req.headers);
-      } else {
-        const segments = pathSegments(req.path);
-        const m = this.#router.match(req.method, segments);
-        if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
-        if (m.kind === 'method') throw methodNotAllowed(m.allowed);
-        route = m.route;
-        const auth = route.auth === 'none' ? null : await this.#authenticate(req, route);
-        projectId = auth?.projectId ?? null;
-        const hreq: HandlerRequest = {
-          ...req,
-          params: decodeParams(m.params),
-          query: req.rawQuery ? new URLSearchParams(req.rawQuery) : EMPTY_QUERY,
-          json: route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined,
-        };
-        const projects = this.#d.projects;
-        const ctx = {
-          config: this.#d.config,
-          bus: this.#d.bus,
-          requestId,
-          auth,
-          user: auth?.user ?? null,
-          operator: auth?.operator ?? null,
-          get project(): ProjectLease {
-            if (!auth) throw new Error('route without auth has no project');
-            return (lease ??= projects.acquire(auth.projectId));
-          },
-        };
-        res = await route.handler(hreq, ctx as never);
-        if (res.sse && lease) {
-          res = holdLease(res, lease);
-          lease = null;
-        }
-      }
+      out = this.#route(req, st);
     } catch (err) {
-      const h = toHttp(err, requestId);
-      if (h.internal !== undefined) this.#d.logError?.(`request ${requestId} failed`, h.internal);
-      res = { status: h.status, headers: h.headers, json: h.body };
-    } finally {
-      (lease as ProjectLease | null)?.release();
+      return this.#finish(req, st, this.#fail(err, st));
     }
-    res.headers = { ...res.headers, 'x-request-id': requestId, ...corsHeaders(this.#d.config, req.headers.origin) };
-    this.#d.onRecord?.({
-      projectId,
+    if (!(out instanceof Promise)) return this.#finish(req, st, out);
+    return out.then(
+      (r) => this.#finish(req, st, r),
+      (err: unknown) => this.#finish(req, st, this.#fail(err, st)),
+    );
+  }
+
+  #route(req: EdgeRequest, st: DispatchState): EdgeResponse | Promise<EdgeResponse> {
+    if (req.method === 'OPTIONS') return preflight(this.#d.config, req.headers);
+    const m = this.#router.match(req.method, pathSegments(req.path));
+    if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
+    if (m.kind === 'method') throw methodNotAllowed(m.allowed);
+    const route = (st.route = m.route);
+    if (route.auth === 'none') return this.#handle(req, st, route, m.params, null);
+    const auth = this.#authenticate(req, route);
+    if (auth instanceof Promise) return auth.then((a) => this.#handle(req, st, route, m.params, a));
+    return this.#handle(req, st, route, m.params, auth);
+  }
+
+  #handle(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>, auth: AuthContext | null): EdgeResponse | Promise<EdgeResponse> {
+    st.projectId = auth?.projectId ?? null;
+    const hreq: HandlerRequest = {
       method: req.method,
-      route: route ? route.path : UNMATCHED,
-      status: res.status,
-      durationMs: performance.now() - t0,
-      geo: geoOf(this.#d.config, req.headers),
-      logged: route ? !route.unlogged : true,
-    });
+      path: req.path,
+      rawQuery: req.rawQuery,
+      headers: req.headers,
+      body: req.body,
+      bodyTooLarge: req.bodyTooLarge,
+      ip: req.ip,
+      get signal() {
+        return req.signal;
+      },
+      params: decodeParams(params),
+      query: req.rawQuery ? new URLSearchParams(req.rawQuery) : EMPTY_QUERY,
+      json: route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined,
+    };
+    const projects = this.#d.projects;
+    const ctx = {
+      config: this.#d.config,
+      bus: this.#d.bus,
+      requestId: st.requestId,
+      auth,
+      user: auth?.user ?? null,
+      operator: auth?.operator ?? null,
+      get project(): ProjectLease {
+        if (!auth) throw new Error('route without auth has no project');
+        return (st.lease ??= projects.acquire(auth.projectId));
+      },
+    };
+    return route.handler(hreq, ctx as never);
+  }
+
+  #fail(err: unknown, st: DispatchState): EdgeResponse {
+    const h = toHttp(err, st.requestId);
+    if (h.internal !== undefined) this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
+    return { status: h.status, headers: h.headers, json: h.body };
+  }
+
+  #finish(req: EdgeRequest, st: DispatchState, res: EdgeResponse): EdgeResponse {
+    if (st.lease) {
+      if (res.sse) res = holdLease(res, st.lease);
+      else st.lease.release();
+      st.lease = null;
+    }
+    const headers = res.headers ?? (res.headers = {});
+    headers['x-request-id'] = st.requestId;
+    if (req.headers.origin !== undefined) Object.assign(headers, corsHeaders(this.#d.config, req.headers.origin));
+    const route = st.route;
+    if (this.#d.onRecord && (!route || !route.unlogged)) {
+      this.#d.onRecord({
+        projectId: st.projectId,
+        method: req.method,
+        route: route ? route.path : UNMATCHED,
+        status: res.status,
+        durationMs: performance.now() - st.t0,
+        geo: geoOf(this.#d.config, req.headers),
+      });
+    }
     return res;
   }
 
-  async #authenticate(req: EdgeRequest, route: RouteDef): Promise<AuthContext> {
+  #authenticate(req: EdgeRequest, route: RouteDef): AuthContext | Promise<AuthContext> {
     const { credentials } = this.#d;
     const authz = req.headers.authorization;
     const bearer = authz !== undefined && /^bearer /i.test(authz) ? authz.slice(7).trim() : null;
@@ -161,21 +199,21 @@ export class Pipeline {
     const key = credentials.key(keyHeader);
     if (!key) throw unauthorized('invalid API key');
     if (route.scope && !key.scopes.has(route.scope)) throw missingScope(route.scope);
-    let user: UserClaims | null = null;
-    if (bearer !== null && bearer.startsWith('lca_')) {
-      if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
-      user = await this.#bearer(key.projectId, bearer);
-    } else if (route.auth === 'bearer') {
-      throw unauthorized('this request needs Authorization: Bearer <access token>');
-    }
-    return {
+    const withUser = (user: UserClaims | null): AuthContext => ({
       projectId: key.projectId,
       keyId: key.id,
       scopes: key.scopes,
       role: key.role === 'service_role' ? 'service_role' : (user?.role ?? 'anon'),
       operator: null,
       user,
-    };
+    });
+    if (bearer !== null && bearer.startsWith('lca_')) {
+      if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
+      const user = this.#bearer(key.projectId, bearer);
+      return user instanceof Promise ? user.then(withUser) : withUser(user);
+    }
+    if (route.auth === 'bearer') throw unauthorized('this request needs Authorization: Bearer <access token>');
+    return withUser(null);
   }
 }
 
@@ -183,11 +221,20 @@ export class Pipeline {
 function pathSegments(path: string): string[] {
   const segs = split(path);
   for (const s of segs) {
-    if (s === '.' || s === '..' || s.includes('\0') || /%2e%2e|%2f|%5c|%00/i.test(s)) {
+    const d = s.includes('%') ? safeDecode(s) : s;
+    if (d === '.' || d === '..' || d.includes('\0') || (d !== s && (d.includes('/') || d.includes('\\')))) {
       throw new EdgeError('invalid_request', 'the path contains a forbidden segment');
     }
   }
   return segs;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new EdgeError('invalid_request', 'malformed percent-encoding in the path');
+  }
 }
 
 function decodeParams(p: Record<string, string>): Record<string, string> {

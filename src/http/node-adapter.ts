@@ -73,10 +73,18 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
     };
     const run = (body: Buffer | null, tooLarge: boolean): void => {
       const edgeReq: EdgeRequest = { ...base, body, bodyTooLarge: tooLarge };
-      core.dispatch(edgeReq).then(
-        (r) => respond(req, res, r, tooLarge),
-        () => respond(req, res, INTERNAL, true),
-      );
+      let out: EdgeResponse | Promise<EdgeResponse>;
+      try {
+        out = core.dispatch(edgeReq);
+      } catch {
+        out = INTERNAL;
+      }
+      if (out instanceof Promise) {
+        out.then(
+          (r) => respond(req, res, r, tooLarge),
+          () => respond(req, res, INTERNAL, true),
+        );
+      } else respond(req, res, out, tooLarge);
     };
     const length = req.headers['content-length'];
     if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {

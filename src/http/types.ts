@@ -2,7 +2,8 @@ import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 
 /** What an HTTP backend needs from the edge: the socket-free core. */
 export interface HttpCore {
-  dispatch(req: EdgeRequest): Promise<EdgeResponse>;
+  /** Synchronous when the answer is ready at once (then the uWS adapter replies while corked). */
+  dispatch(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse>;
   /** The body limit of the route a request goes to, known before reading the body. */
   bodyLimit(method: string, path: string): number;
 }
@@ -14,4 +15,3 @@ export interface HttpServer {
   shutdown(deadlineMs: number): Promise<void>;
 }
 
-export const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { METHODS_WITHOUT_BODY, type HttpCore, type HttpServer } from './types.js';
+import type { HttpCore, HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
@@ -14,7 +14,13 @@ interface State {
   sse: SseConnection | null;
 }
 
-const statusLine = (s: number): string => `${s} ${STATUS_CODES[s] ?? 'Unknown'}`;
+const STATUS_LINES = new Map<number, string>();
+const statusLine = (s: number): string => {
+  let line = STATUS_LINES.get(s);
+  if (line === undefined) STATUS_LINES.set(s, (line = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`));
+  return line;
+};
+const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
 const decoder = new TextDecoder();
 
 /**
@@ -85,10 +91,18 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   };
 
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
-    core.dispatch(req).then(
-      (r) => respond(res, state, r, req.method, close),
-      () => respond(res, state, { status: 500, json: { error: { code: 'internal', message: 'internal error' } } }, req.method, true),
-    );
+    let out: EdgeResponse | Promise<EdgeResponse>;
+    try {
+      out = core.dispatch(req);
+    } catch {
+      out = INTERNAL;
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (r) => respond(res, state, r, req.method, close),
+        () => respond(res, state, INTERNAL, req.method, true),
+      );
+    } else respond(res, state, out, req.method, close);
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
@@ -122,7 +136,6 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
       if ((length === undefined || length === '0') && !chunked) return run(res, state, make(null, false));
-      if (METHODS_WITHOUT_BODY.has(method) && !chunked && length === undefined) return run(res, state, make(null, false));
       const limit = core.bodyLimit(method, path);
       if (length !== undefined && Number(length) > limit) {
         // note: rejected from the declared length alone; the body is never read.
@@ -130,7 +143,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       }
       readBody(res, limit, (body) => run(res, state, make(body, body === null), body === null));
     } catch {
-      respond(res, state, { status: 500, json: { error: { code: 'internal', message: 'internal error' } } }, 'GET', true);
+      respond(res, state, INTERNAL, 'GET', true);
     }
   });
 
