@@ -7,10 +7,12 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { test: { name: 'api-uws', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'uws' } } },
-      { test: { name: 'api-node', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'node' } } },
-      { test: { name: 'cli', include: ['test/cli/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'api-uws', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'uws' } } },
+      { extends: true, test: { name: 'api-node', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'node' } } },
+      { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'] } },
+      // The PGlite differential corpus of the SQL translator (docs/sql.md).
+      { extends: true, test: { name: 'sql', include: ['test/sql/**/*.test.ts'] } },
     ],
   },
 });

@@ -4,6 +4,29 @@ import { VERSION } from './version.js';
 /** Which HTTP backend serves requests; `auto` picks native uWS when its binary loaded. */
 export type HttpBackend = 'auto' | 'uws' | 'node';
 
+/** Fixed-window limits on the auth endpoints (per client address, and per e-mail for login/register). */
+export interface RateLimitConfig {
+  readonly enabled: boolean;
+  readonly windowS: number;
+  /** Requests per window and client address. */
+  readonly login: number;
+  readonly register: number;
+  readonly refresh: number;
+  readonly anonymous: number;
+  /** Login (and register) attempts per window and e-mail address. */
+  readonly perEmail: number;
+}
+
+export const DEFAULT_RATE_LIMIT: RateLimitConfig = {
+  enabled: true,
+  windowS: 300,
+  login: 30,
+  register: 30,
+  refresh: 120,
+  anonymous: 30,
+  perEmail: 10,
+};
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -35,9 +58,16 @@ export interface Config {
   /** Master key for encryption at rest (hex or base64, 32 bytes); null: read or create `master.key`. */
   readonly masterKey: string | null;
   readonly version: string;
+  /** Access-token lifetime, seconds (900 by the contract; a test may set it ≤ 0 to mint expired tokens). */
+  readonly authAccessTtlS: number;
+  /** Refresh-token lifetime, seconds (sliding: each refresh starts a new one). */
+  readonly authRefreshTtlS: number;
+  readonly rateLimit: RateLimitConfig;
 }
 
-export type ConfigOverrides = { -readonly [K in keyof Config]?: Config[K] };
+export type ConfigOverrides = {
+  -readonly [K in keyof Config]?: K extends 'rateLimit' ? Partial<RateLimitConfig> : Config[K];
+};
 
 const list = (v: string | undefined): string[] | undefined =>
   v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -68,7 +98,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     port: int(env.PLATFORM_EDGE_PORT, 'PLATFORM_EDGE_PORT') ?? 8787,
     dataDir: env.PLATFORM_EDGE_DATA ?? './.platform-edge',
     publicUrl: env.PLATFORM_EDGE_PUBLIC_URL ?? null,
-    durability: env.PLATFORM_EDGE_DURABILITY === 'full' ? 'full' : 'normal',
+    durability: (env.PLATFORM_EDGE_DURABILITY || 'normal') as 'normal' | 'full',
     ephemeral: false,
     http: (httpEnv || 'auto') as HttpBackend,
     maxJsonBody: int(env.PLATFORM_EDGE_MAX_JSON_BODY, 'PLATFORM_EDGE_MAX_JSON_BODY') ?? 1024 * 1024,
@@ -82,12 +112,42 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     geoHeaders: geo,
     masterKey: env.PLATFORM_EDGE_MASTER_KEY ?? null,
     version: VERSION,
+    authAccessTtlS: 900,
+    authRefreshTtlS: int(env.PLATFORM_EDGE_AUTH_REFRESH_TTL_S, 'PLATFORM_EDGE_AUTH_REFRESH_TTL_S') ?? 30 * 86_400,
+    rateLimit: rateLimitFromEnv(env),
   };
-  const merged = { ...base, ...stripUndefined(overrides) };
+  const merged = {
+    ...base,
+    ...stripUndefined(overrides),
+    rateLimit: Object.freeze({ ...base.rateLimit, ...stripUndefined(overrides.rateLimit ?? {}) }),
+  };
+  if (merged.port > 65535) throw new Error(`the port must be 0-65535, got ${merged.port}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`--durability must be normal or full, got "${String(merged.durability)}"`);
   }
   return Object.freeze({ ...merged, dataDir: resolve(merged.dataDir), geoHeaders: Object.freeze(geo) });
+}
+
+function rateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimitConfig {
+  const sw = env.PLATFORM_EDGE_RATE_LIMIT;
+  if (sw !== undefined && sw !== '' && sw !== 'on' && sw !== 'off') {
+    throw new Error(`PLATFORM_EDGE_RATE_LIMIT must be on or off, got "${sw}"`);
+  }
+  const n = (suffix: string, d: number): number => {
+    const v = int(env[`PLATFORM_EDGE_RATE_LIMIT_${suffix}`], `PLATFORM_EDGE_RATE_LIMIT_${suffix}`) ?? d;
+    if (v < 1) throw new Error(`PLATFORM_EDGE_RATE_LIMIT_${suffix} must be at least 1`);
+    return v;
+  };
+  const d = DEFAULT_RATE_LIMIT;
+  return {
+    enabled: sw !== 'off',
+    windowS: n('WINDOW_S', d.windowS),
+    login: n('LOGIN', d.login),
+    register: n('REGISTER', d.register),
+    refresh: n('REFRESH', d.refresh),
+    anonymous: n('ANONYMOUS', d.anonymous),
+    perEmail: n('PER_EMAIL', d.perEmail),
+  };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

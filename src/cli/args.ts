@@ -7,6 +7,8 @@ export interface Io {
   out(line: string): void;
   err(line: string): void;
   env: NodeJS.ProcessEnv;
+  /** Ends the process (a stopped `serve`); absent when commands run in-process. */
+  exit?(code: number): void;
 }
 
 export class UsageError extends Error {}
@@ -24,6 +26,11 @@ export function parse(argv: string[], options: Options) {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+/** A usage error when a command got more positional arguments than it takes. */
+export function noExtra(positionals: string[], max: number, usage: string): void {
+  if (positionals.length > max) throw new UsageError(`unexpected argument "${positionals[max]!}"\n\n${usage}`);
 }
 
 export function str(v: unknown): string | undefined {

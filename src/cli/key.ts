@@ -1,5 +1,6 @@
 import { SCOPES } from '../edge/route.js';
-import { UsageError, parse, print, str, table, type Io } from './args.js';
+import { UsageError, noExtra, parse, print, str, table, type Io } from './args.js';
+import type { KeyRecord } from '../control/control-store.js';
 import { openAdmin } from './context.js';
 
 export const KEY_HELP = `Usage: platform-edge key <create | list | revoke KEY_ID> [options]
@@ -31,36 +32,55 @@ export async function keyCommand(argv: string[], io: Io): Promise<number> {
     return 0;
   }
   const [sub, arg] = positionals;
+  // note: usage is checked before the data folder is opened, so a typo creates nothing.
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') throw new UsageError(`unknown key command "${sub ?? ''}"\n\n${KEY_HELP}`);
+  noExtra(positionals, sub === 'revoke' ? 2 : 1, KEY_HELP);
+  const project = str(values.project);
+  if (sub !== 'revoke' && !project) throw new UsageError(`key ${sub} needs --project ID`);
+  if (sub === 'revoke' && !arg) throw new UsageError('key revoke needs a KEY_ID');
+  const scopes = (str(values.scopes) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (sub === 'create') {
+    if (scopes.length === 0 && !values.service) throw new UsageError('key create needs --scopes a,b or --service');
+    const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+    if (bad !== undefined) throw new UsageError(`unknown scope "${bad}"; known scopes: ${SCOPES.join(', ')}`);
+  }
   const admin = openAdmin(values, io);
   try {
     const json = values.json as boolean | undefined;
     switch (sub) {
       case 'create': {
-        const project = str(values.project);
-        if (!project) throw new UsageError('key create needs --project ID');
-        const scopes = (str(values.scopes) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        if (scopes.length === 0 && !values.service) throw new UsageError('key create needs --scopes a,b or --service');
-        const { key, secret } = admin.projects.createKey(project, str(values.name) ?? 'cli', scopes, values.service === true);
-        print(io, json, { ...key, key: secret }, () => `key ${key.id} created (${key.scopes.join(', ')}):\n  ${secret}\nShown once; store it now.`);
+        const { key, secret } = admin.projects.createKey(project!, str(values.name) ?? 'cli', scopes, values.service === true);
+        print(io, json, { ...shown(key), key: secret }, () => `key ${key.id} created (${key.role}; ${key.scopes.join(', ')}):\n  ${secret}\nShown once; store it now.`);
         return 0;
       }
       case 'list': {
-        const project = str(values.project);
-        if (!project) throw new UsageError('key list needs --project ID');
-        const keys = admin.projects.listKeys(project);
+        const keys = admin.projects.listKeys(project!).map(shown);
         print(io, json, { keys }, () => table(keys as never, KEY_COLS));
         return 0;
       }
       case 'revoke': {
-        if (!arg) throw new UsageError('key revoke needs a KEY_ID');
-        const key = admin.projects.revokeKey(arg);
+        const key = shown(admin.projects.revokeKey(arg!));
         print(io, json, key, () => `key ${key.id} revoked`);
         return 0;
       }
-      default:
-        throw new UsageError(`unknown key command "${sub ?? ''}"\n\n${KEY_HELP}`);
     }
   } finally {
     admin.close();
   }
+}
+
+/** A key as printed: only these fields, so never its secret nor the sealed (encrypted) copy of it. */
+function shown(k: KeyRecord): KeyRecord {
+  return {
+    id: k.id,
+    project_id: k.project_id,
+    name: k.name,
+    kind: k.kind,
+    hint: k.hint,
+    scopes: k.scopes,
+    role: k.role,
+    created_at: k.created_at,
+    last_used_at: k.last_used_at,
+    revoked_at: k.revoked_at,
+  };
 }

@@ -26,9 +26,13 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
 /** Runs the CLI; returns the exit code. Errors are printed without a stack trace. */
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   const [cmd, ...rest] = argv;
-  if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+  if (cmd === undefined) {
+    io.err(HELP);
+    return 2;
+  }
+  if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
     io.out(HELP);
-    return cmd === undefined ? 1 : 0;
+    return 0;
   }
   if (cmd === '--version' || cmd === '-v') {
     io.out(VERSION);
@@ -43,7 +47,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     return await run(rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`platform-edge ${cmd}: ${err.message}`);
+      io.err(`platform-edge ${cmd}: ${err.message}${err.message.includes('\n') ? '' : `\n(see platform-edge ${cmd} --help)`}`);
       return 2;
     }
     if (err instanceof EdgeError) {
@@ -60,5 +64,7 @@ function processIo(): Io {
     out: (line) => process.stdout.write(line + '\n'),
     err: (line) => process.stderr.write(line + '\n'),
     env: process.env,
+    // note: once stdout is flushed; sockets the HTTP library keeps open (idle keep-alive) must not delay the exit.
+    exit: (code) => void process.stdout.write('', () => process.exit(code)),
   };
 }

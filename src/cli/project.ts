@@ -1,4 +1,4 @@
-import { UsageError, parse, print, table, type Io } from './args.js';
+import { UsageError, noExtra, parse, print, table, type Io } from './args.js';
 import { openAdmin } from './context.js';
 
 export const PROJECT_HELP = `Usage: platform-edge project <create NAME | list | delete ID> [--data-dir DIR] [--json]
@@ -18,12 +18,15 @@ export async function projectCommand(argv: string[], io: Io): Promise<number> {
     return 0;
   }
   const [sub, arg] = positionals;
+  // note: usage is checked before the data folder is opened, so a typo creates nothing.
+  if (sub !== 'create' && sub !== 'list' && sub !== 'delete') throw new UsageError(`unknown project command "${sub ?? ''}"\n\n${PROJECT_HELP}`);
+  if (sub !== 'list' && !arg) throw new UsageError(sub === 'create' ? 'project create needs a NAME' : 'project delete needs an ID');
+  noExtra(positionals, sub === 'list' ? 1 : 2, PROJECT_HELP);
   const admin = openAdmin(values, io);
   try {
     switch (sub) {
       case 'create': {
-        if (!arg) throw new UsageError('project create needs a NAME');
-        const { project, publishable, service } = admin.projects.create(arg);
+        const { project, publishable, service } = admin.projects.create(arg!);
         print(io, values.json as boolean, { project_id: project.id, name: project.name, keys: { publishable, service } }, () =>
           [`project ${project.name} created: ${project.id}`, `  publishable key: ${publishable}`, `  service key:     ${service}`, 'Keys are shown once; store them now.'].join('\n'),
         );
@@ -35,13 +38,10 @@ export async function projectCommand(argv: string[], io: Io): Promise<number> {
         return 0;
       }
       case 'delete': {
-        if (!arg) throw new UsageError('project delete needs an ID');
-        admin.projects.delete(arg);
+        admin.projects.delete(arg!);
         print(io, values.json as boolean, { deleted: arg }, () => `project ${arg} deleted`);
         return 0;
       }
-      default:
-        throw new UsageError(`unknown project command "${sub ?? ''}"\n\n${PROJECT_HELP}`);
     }
   } finally {
     admin.close();

@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { createServer, type EdgeServer } from '../server.js';
-import { UsageError, parse, portFlag, str, type Io } from './args.js';
+import { UsageError, noExtra, parse, portFlag, str, type Io } from './args.js';
 
 export const SERVE_HELP = `Usage: platform-edge serve [options]
 
@@ -17,6 +17,8 @@ Options:
   --public-url URL     the address clients use, when behind a proxy
   --durability MODE    normal (default) or full: fsync every commit
   --ephemeral          use a fresh temporary data folder, deleted on exit (for CI)
+  --rate-limit on|off  auth rate limits (default on; off with --ephemeral unless this flag
+                       or PLATFORM_EDGE_RATE_LIMIT is given)
   --json               print one JSON line {url, project_id, keys, operator_token} once listening
   -h, --help           this help
 
@@ -26,34 +28,63 @@ sets the master key (else <data-dir>/master.key is created).`;
 const DEFAULT_OPERATOR = 'admin@localhost';
 
 export async function serveCommand(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, {
+  const { values, positionals } = parse(argv, {
     port: { type: 'string' },
     host: { type: 'string' },
     'public-url': { type: 'string' },
     durability: { type: 'string' },
     ephemeral: { type: 'boolean' },
+    'rate-limit': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
     return 0;
   }
+  noExtra(positionals, 0, SERVE_HELP);
+  const publicUrl = publicUrlFlag(str(values['public-url']));
   const durability = str(values.durability);
   if (durability !== undefined && durability !== 'normal' && durability !== 'full') {
     throw new UsageError(`--durability must be normal or full, got "${durability}"`);
   }
   const ephemeral = values.ephemeral === true;
-  const config = loadConfig(
-    {
-      port: portFlag(values.port),
-      host: str(values.host),
-      dataDir: ephemeral ? mkdtempSync(join(tmpdir(), 'platform-edge-')) : str(values['data-dir']),
-      publicUrl: str(values['public-url']),
-      durability: durability as 'normal' | 'full' | undefined,
-      ephemeral,
-    },
-    io.env,
-  );
-  const server = createServer(config, (msg, err) => io.err(`platform-edge: ${msg}${err instanceof Error ? `: ${err.stack ?? err.message}` : ''}`));
+  const rateLimitFlag = str(values['rate-limit']);
+  if (rateLimitFlag !== undefined && rateLimitFlag !== 'on' && rateLimitFlag !== 'off') {
+    throw new UsageError(`--rate-limit must be on or off, got "${rateLimitFlag}"`);
+  }
+  // note: CI suites hammer auth from one address, so an ephemeral server has no limits unless asked.
+  const rateLimitEnabled =
+    rateLimitFlag !== undefined
+      ? rateLimitFlag === 'on'
+      : ephemeral && (io.env.PLATFORM_EDGE_RATE_LIMIT ?? '') === ''
+        ? false
+        : undefined;
+  const port = portFlag(values.port);
+  const ephemeralDir = ephemeral ? mkdtempSync(join(tmpdir(), 'platform-edge-')) : null;
+  // note: SIGINT/SIGTERM are caught from here on, so a signal during startup still stops cleanly (and removes an ephemeral folder).
+  const stopping = stopSignal(io, () => {
+    if (ephemeralDir) rmSync(ephemeralDir, { recursive: true, force: true });
+  });
+  let config: Config;
+  let server: EdgeServer;
+  try {
+    config = loadConfig(
+      {
+        port,
+        host: str(values.host),
+        dataDir: ephemeralDir ?? str(values['data-dir']),
+        publicUrl: publicUrl ?? undefined,
+        durability: durability as 'normal' | 'full' | undefined,
+        ephemeral,
+        rateLimit: { enabled: rateLimitEnabled },
+      },
+      io.env,
+    );
+    server = createServer(config, (msg, err) => io.err(`platform-edge: ${msg}${err instanceof Error ? `: ${err.stack ?? err.message}` : ''}`));
+  } catch (err) {
+    stopping.dispose();
+    if (ephemeralDir) rmSync(ephemeralDir, { recursive: true, force: true });
+    throw err;
+  }
   try {
     const boot = await bootstrap(server);
     const { url, backend } = await server.listen();
@@ -66,19 +97,60 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
     }
   } catch (err) {
     await server.close().catch(() => {});
+    stopping.dispose();
     throw err;
   }
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await stopping.signalled;
   await server.close();
+  stopping.dispose();
+  io.exit?.(0);
   return 0;
+}
+
+/** Validates --public-url (an http(s) URL, shown without a trailing slash). */
+function publicUrlFlag(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new UsageError(`--public-url must be an absolute http(s) URL, got "${v}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--public-url must be an http(s) URL, got "${v}"`);
+  return v.replace(/\/+$/, '');
+}
+
+/**
+ * Resolves on the first SIGINT/SIGTERM. A second one while shutting down forces the exit
+ * (code 1), as users expect of a second Ctrl-C; `beforeForcedExit` still removes an ephemeral folder.
+ */
+function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<void>; dispose(): void } {
+  let count = 0;
+  let resolve!: () => void;
+  const signalled = new Promise<void>((r) => (resolve = r));
+  const onSignal = (sig: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) {
+      io.err(`platform-edge: ${sig}, shutting down`);
+      return resolve();
+    }
+    io.err(`platform-edge: ${sig} again, exiting without waiting`);
+    if (!io.exit) return;
+    try {
+      beforeForcedExit();
+    } finally {
+      io.exit(1);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signalled,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 interface Boot {

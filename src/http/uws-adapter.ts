@@ -148,7 +148,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   });
 
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (token) => {
+    // note: 1 = LIBUS_LISTEN_EXCLUSIVE_PORT; without it uWS sets SO_REUSEPORT and a second server on a busy
+    // port silently shares it. The typings lack the (host, port, options, cb) form the binary accepts.
+    const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (t: import('uWebSockets.js').us_listen_socket | false) => void) => void;
+    listen(host, port, 1, (token) => {
       if (!token) return reject(new Error(`cannot listen on ${host}:${port}`));
       resolve({
         backend: 'uws',
