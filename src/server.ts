@@ -10,6 +10,8 @@ import { EventBus } from './events/bus.js';
 import { startHttp, type HttpServer } from './http/index.js';
 import { ProjectRegistry } from './project/registry.js';
 import { adminRoutes } from './services/admin/routes.js';
+import { AuthService } from './services/auth/auth.js';
+import { authRoutes } from './services/auth/routes.js';
 import { healthRoutes } from './services/health/routes.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
@@ -51,9 +53,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const traffic = new PublicTraffic();
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
+  const auth = new AuthService(config, registry, bus);
+  bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control)];
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth)];
   const pipeline = new Pipeline({
     config,
     routes,
@@ -67,6 +71,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     },
     logError: log,
   });
+  pipeline.setBearerVerifier(auth.verifyBearer);
 
   return {
     config,

@@ -112,6 +112,9 @@ export class Pipeline {
 
   #handle(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>, auth: AuthContext | null): EdgeResponse | Promise<EdgeResponse> {
     st.projectId = auth?.projectId ?? null;
+    if (route.role !== undefined && auth?.role !== route.role) {
+      throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
+    }
     const hreq: HandlerRequest = {
       method: req.method,
       path: req.path,
@@ -207,7 +210,9 @@ export class Pipeline {
       operator: null,
       user,
     });
-    if (bearer !== null && bearer.startsWith('lca_')) {
+    // note: only routes that use a user verify the token, so a stale Authorization header
+    // cannot break key-only calls such as POST /auth/refresh.
+    if (route.auth !== 'key' && bearer !== null && bearer.startsWith('lca_')) {
       if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
       const user = this.#bearer(key.projectId, bearer);
       return user instanceof Promise ? user.then(withUser) : withUser(user);

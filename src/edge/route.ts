@@ -139,6 +139,8 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly maxBody?: number;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
+  /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */
+  readonly role?: 'service_role';
   readonly handler: (req: HandlerRequest, ctx: RouteCtx<A>) => EdgeResponse | Promise<EdgeResponse>;
 }
 

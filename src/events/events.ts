@@ -24,6 +24,8 @@ export interface EdgeEvents {
   'key.revoked': { projectId: string; at: string; keyId: string };
   'project.deleted': { projectId: string; at: string };
   'auth.session.revoked': { projectId: string; at: string; sessionId: string };
+  /** A user signed up (or signed in anonymously); emitted after commit. */
+  'auth.user.created': { projectId: string; at: string; userId: string; isAnonymous: boolean };
 }
 
 export type EdgeEventName = keyof EdgeEvents;

@@ -23,7 +23,8 @@ export interface TestServer {
  */
 export async function startTestServer(overrides: ConfigOverrides = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pe-test-'));
-  const config = loadConfig({ port: 0, host: '127.0.0.1', dataDir, controlPollMs: 100, ...overrides }, process.env);
+  // note: auth rate limits are off unless a test turns them on (as serve --ephemeral does).
+  const config = loadConfig({ port: 0, host: '127.0.0.1', dataDir, controlPollMs: 100, rateLimit: { enabled: false }, ...overrides }, process.env);
   const server = createServer(config);
   const { project, publishable, service } = server.projects.create('test');
   await server.operators.create('ops@example.com', null);

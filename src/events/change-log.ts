@@ -1,0 +1,33 @@
+import type { ProjectLease } from '../project/registry.js';
+import type { EventBus } from './bus.js';
+import type { EdgeEvents } from './events.js';
+
+export type Change = EdgeEvents['db.change'];
+export type ChangeOp = Change['op'];
+
+const APPEND = `INSERT INTO "_svc_meta.change_log" (at, op, tbl, row_id, data, old) VALUES (?, ?, ?, ?, ?, ?)`;
+
+/**
+ * Appends one committed-to-be change to the project's durable change log. Call it
+ * inside the write transaction (it commits or rolls back with the row) and publish
+ * the returned event with `publishChanges` after the commit (DESIGN.md §7).
+ */
+export function appendChange(
+  project: ProjectLease,
+  op: ChangeOp,
+  table: string,
+  id: string,
+  data: Record<string, unknown> | null,
+  old: Record<string, unknown> | null,
+  at: string,
+): Change {
+  const r = project
+    .stmt(APPEND)
+    .run(at, op, table, id, data === null ? null : JSON.stringify(data), old === null ? null : JSON.stringify(old));
+  return { projectId: project.projectId, at, seq: Number(r.lastInsertRowid), op, table, id, data, old };
+}
+
+/** Emits committed changes on the bus, in order. */
+export function publishChanges(bus: EventBus, changes: readonly Change[]): void {
+  for (const c of changes) bus.emit('db.change', c);
+}

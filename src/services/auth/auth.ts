@@ -1,0 +1,382 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../../config.js';
+import { digestEquals } from '../../control/secrets.js';
+import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../edge/errors.js';
+import type { UserClaims } from '../../edge/route.js';
+import type { EventBus } from '../../events/bus.js';
+import { appendChange, publishChanges, type Change } from '../../events/change-log.js';
+import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import { checkPassword, hashPassword } from './passwords.js';
+import { RateLimiter } from './rate-limit.js';
+import * as store from './store.js';
+import { REFRESH_PREFIX, Tokens, newRefreshToken, refreshHash, type IssuedAccess } from './tokens.js';
+import { toUser, type User, type UserRow } from './types.js';
+import * as v from './validate.js';
+
+export interface Session {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  expires_at: number;
+  user: User;
+}
+
+export type SessionBody = Session & { tokens: Session };
+
+/** A result plus the `RateLimit-*` headers to send with it. */
+export interface Limited<T> {
+  readonly body: T;
+  readonly headers: Record<string, string>;
+}
+
+const USER_TTL_MS = 1000;
+const MAX_CACHED_USERS = 50_000;
+const ME_KEYS = new Set(['name', 'user_metadata', 'metadata', 'data', 'email', 'password']);
+const FORBIDDEN_SELF = ['app_metadata', 'role', 'email_verified', 'is_anonymous', 'id'];
+
+/**
+ * Sign-up, sign-in and sessions (docs/api.md "Auth"). No HTTP here: routes.ts
+ * parses and answers. Writes run in one transaction; events are emitted after commit.
+ */
+export class AuthService {
+  readonly tokens: Tokens;
+  readonly limiter: RateLimiter;
+  readonly #config: Config;
+  readonly #bus: EventBus;
+  readonly #now: () => number;
+  readonly #users = new Map<string, { user: User; until: number }>();
+
+  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, now: () => number = Date.now) {
+    this.#config = config;
+    this.#bus = bus;
+    this.#now = now;
+    this.tokens = new Tokens(registry, config.authAccessTtlS, now);
+    this.limiter = new RateLimiter(config.rateLimit, now);
+  }
+
+  /** The pipeline's bearer hook: verifies `lca_…` without reading SQLite (after the first use). */
+  readonly verifyBearer = (projectId: string, token: string): UserClaims | Promise<UserClaims> => this.tokens.verify(projectId, token);
+
+  register(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
+    const rl = this.limiter.config;
+    const checks = [
+      { key: `register:ip:${p.projectId}:${ip}`, limit: rl.register },
+      ...emailCheck('register', p.projectId, body.email, rl.perEmail),
+    ];
+    return limited(this.limiter.hit(checks), () => this.#register(p, body));
+  }
+
+  async #register(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+    const email = v.email(body.email);
+    const password = v.password(body.password);
+    const name = v.optionalName(body.name) ?? null;
+    const meta = v.userMetadataOf(body) ?? {};
+    const fieldValues = v.signupFields(store.userFields(p), body);
+    if (store.userByEmail(p, email)) throw conflict('a user with this e-mail already exists');
+    const hash = await hashPassword(password);
+    const row = this.#newUserRow({ email, password_hash: hash, name, user_metadata: JSON.stringify(meta) });
+    const changes: Change[] = [];
+    const session = await this.#startSession(p, row, () => {
+      store.insertUser(p, row);
+      store.insertProfile(p, row.id, name, fieldValues, row.created_at);
+      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+    });
+    publishChanges(this.#bus, changes);
+    this.#emitCreated(p.projectId, row);
+    return session;
+  }
+
+  login(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
+    const rl = this.limiter.config;
+    const checks = [
+      { key: `login:ip:${p.projectId}:${ip}`, limit: rl.login },
+      ...emailCheck('login', p.projectId, body.email, rl.perEmail),
+    ];
+    return limited(this.limiter.hit(checks), () => this.#login(p, body));
+  }
+
+  async #login(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+    if (typeof body.email !== 'string') throw invalidField('email', 'must be a string');
+    if (typeof body.password !== 'string') throw invalidField('password', 'must be a string');
+    const user = store.userByEmail(p, body.email.trim().toLowerCase());
+    // note: an unknown e-mail is checked against a dummy hash so both failures take about as long.
+    const ok = await checkPassword(user?.password_hash ?? null, body.password);
+    if (!user || !ok) throw new EdgeError('invalid_credentials', 'invalid e-mail or password');
+    // note: MFA seam — when the user has a verified factor, answer {mfa_required, mfa_token} here instead.
+    const now = this.#iso();
+    const signedIn = { ...user, last_sign_in_at: now };
+    const session = await this.#startSession(p, signedIn, () => {
+      store.updateUser(p, user.id, { last_sign_in_at: now });
+    });
+    this.forgetUser(p.projectId, user.id);
+    return session;
+  }
+
+  anonymous(p: ProjectLease, ip: string): Promise<Limited<SessionBody>> {
+    const checks = [{ key: `anonymous:ip:${p.projectId}:${ip}`, limit: this.limiter.config.anonymous }];
+    return limited(this.limiter.hit(checks), () => this.#anonymous(p));
+  }
+
+  async #anonymous(p: ProjectLease): Promise<SessionBody> {
+    const row = this.#newUserRow({ is_anonymous: 1 });
+    const changes: Change[] = [];
+    const session = await this.#startSession(p, row, () => {
+      store.insertUser(p, row);
+      store.insertProfile(p, row.id, null, {}, row.created_at);
+      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+    });
+    publishChanges(this.#bus, changes);
+    this.#emitCreated(p.projectId, row);
+    return session;
+  }
+
+  /** Rotates the pair; a used refresh token revokes its whole session (reuse detection). */
+  refresh(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
+    const checks = [{ key: `refresh:ip:${p.projectId}:${ip}`, limit: this.limiter.config.refresh }];
+    return limited(this.limiter.hit(checks), () => this.#refresh(p, body));
+  }
+
+  async #refresh(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+    const token = body.refresh_token;
+    if (typeof token !== 'string' || !token.startsWith(REFRESH_PREFIX)) {
+      throw invalidField('refresh_token', `must be a refresh token (${REFRESH_PREFIX}…)`);
+    }
+    const hash = refreshHash(token);
+    const byHash = store.refreshByHash(p, hash);
+    // note: the index lookup finds the row; the digests are then compared in constant time.
+    const found = byHash && digestEquals(byHash.hash, hash) ? byHash : undefined;
+    const session = found && store.sessionById(p, found.session_id);
+    if (!found || !session || session.revoked_at !== null) throw unauthorized('invalid refresh token');
+    if (found.used_at !== null) {
+      this.#revoke(p, session.id);
+      throw unauthorized('refresh token already used; the session has been revoked');
+    }
+    if (Date.parse(found.expires_at) <= this.#now()) throw unauthorized('the refresh token has expired; sign in again');
+    const user = store.userById(p, session.user_id);
+    if (!user) throw unauthorized('invalid refresh token');
+    const issued = await this.#pair(p.projectId, user, session.id, session.aal);
+    const now = this.#iso();
+    const rotated = store.tx(p, () => {
+      // note: checked again inside the transaction: another request may have used it during the await.
+      if (!store.useRefresh(p, hash, now)) return false;
+      store.touchSession(p, session.id, now);
+      store.insertRefresh(p, this.#refreshRow(issued, session.id));
+      return true;
+    });
+    if (!rotated) {
+      this.#revoke(p, session.id);
+      throw unauthorized('refresh token already used; the session has been revoked');
+    }
+    this.tokens.revoked.add(found.access_jti, this.tokens.revokeUntil());
+    return sessionBody(issued.access, issued.refresh, toUser(user));
+  }
+
+  logout(p: ProjectLease, user: UserClaims): void {
+    this.#revoke(p, user.sessionId);
+  }
+
+  /**
+   * The user of a token. Served from a short-lived cache (GET /auth/me is a hot path and
+   * a SQLite read costs more than the rest of the request); every write made here drops
+   * the entry, and a write made outside the auth service shows within USER_TTL_MS.
+   */
+  me(p: ProjectLease, userId: string): User {
+    const key = `${p.projectId}\n${userId}`;
+    const hit = this.#users.get(key);
+    const now = this.#now();
+    if (hit && hit.until > now) return hit.user;
+    const row = store.userById(p, userId);
+    if (!row) throw unauthorized('the user no longer exists');
+    const user = toUser(row);
+    if (this.#users.size >= MAX_CACHED_USERS) this.#users.clear();
+    this.#users.set(key, { user, until: now + USER_TTL_MS });
+    return user;
+  }
+
+  /** Drops a cached user after a change (admin routes call it after their writes). */
+  forgetUser(projectId: string, userId: string): void {
+    this.#users.delete(`${projectId}\n${userId}`);
+  }
+
+  /** The user's own changes: `name`, `user_metadata`; `email` + `password` upgrade an anonymous user. */
+  async updateMe(p: ProjectLease, userId: string, body: v.Body): Promise<User> {
+    for (const k of FORBIDDEN_SELF) {
+      if (body[k] !== undefined) throw new EdgeError('forbidden', `${k} can only be changed by an administrator`);
+    }
+    const row = store.userById(p, userId);
+    if (!row) throw unauthorized('the user no longer exists');
+    const fields = store.userFields(p);
+    const fieldNames = new Set(fields.map((f) => f.name));
+    v.onlyKeys(body, new Set([...ME_KEYS, ...fieldNames]));
+    const patch: store.UserPatch = {};
+    const profile: Record<string, unknown> = {};
+    const name = v.optionalName(body.name);
+    if (name !== undefined) patch.name = profile.name = name;
+    const meta = v.userMetadataOf(body);
+    if (meta) patch.user_metadata = JSON.stringify(v.mergeMetadata(JSON.parse(row.user_metadata), meta, 'user_metadata'));
+    for (const f of fields) if (body[f.name] !== undefined) profile[f.name] = v.fieldValue(f, body[f.name]);
+    if (body.email !== undefined || body.password !== undefined) {
+      Object.assign(patch, await this.#upgrade(p, row, body, fields));
+    }
+    const now = this.#iso();
+    const changes: Change[] = [];
+    store.tx(p, () => {
+      store.updateUser(p, userId, { ...patch, updated_at: now });
+      if (Object.keys(profile).length === 0) return;
+      const old = store.profileData(p, userId);
+      store.updateProfile(p, userId, profile, now);
+      changes.push(profileChange(p, old ? 'update' : 'insert', userId, old ?? null, now));
+    });
+    publishChanges(this.#bus, changes);
+    this.forgetUser(p.projectId, userId);
+    return toUser(store.userById(p, userId)!);
+  }
+
+  async #upgrade(p: ProjectLease, row: UserRow, body: v.Body, fields: ReturnType<typeof store.userFields>): Promise<store.UserPatch> {
+    if (row.is_anonymous !== 1) {
+      throw invalidField(body.email !== undefined ? 'email' : 'password', 'can only be set here when upgrading an anonymous user');
+    }
+    const email = v.email(body.email);
+    const password = v.password(body.password);
+    v.signupFields(fields, body, store.profileById(p, row.id));
+    if (store.userByEmail(p, email)) throw conflict('a user with this e-mail already exists');
+    return { email, password_hash: await hashPassword(password), is_anonymous: 0 };
+  }
+
+  // --- administration (auth:admin; the rest is in admin.ts)
+
+  /** Deletes a user, their profiles row and sessions (their tokens fail at once). */
+  deleteUser(p: ProjectLease, id: string): void {
+    const now = this.#iso();
+    const changes: Change[] = [];
+    const revoked = store.tx(p, () => {
+      const sessions = store.revokeUserSessions(p, id, now);
+      const old = store.profileData(p, id);
+      if (old) {
+        store.deleteProfile(p, id);
+        changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now));
+      }
+      if (!store.deleteUser(p, id)) throw notFound('user', id);
+      return sessions;
+    });
+    publishChanges(this.#bus, changes);
+    this.forgetUser(p.projectId, id);
+    this.#revoked(p.projectId, revoked);
+  }
+
+  // --- internals
+
+  #newUserRow(o: Partial<UserRow>): UserRow {
+    const now = this.#iso();
+    return {
+      id: uuidv7(),
+      email: null,
+      password_hash: null,
+      name: null,
+      role: 'authenticated',
+      email_verified: 0,
+      user_metadata: '{}',
+      app_metadata: '{}',
+      is_anonymous: 0,
+      created_at: now,
+      updated_at: now,
+      last_sign_in_at: now,
+      ...o,
+    };
+  }
+
+  /** Issues a pair for a new session and commits `write` with it in one transaction. */
+  async #startSession(p: ProjectLease, user: UserRow, write: () => void): Promise<SessionBody> {
+    const sessionId = uuidv7();
+    const aal = 'aal1';
+    const issued = await this.#pair(p.projectId, user, sessionId, aal);
+    store.tx(p, () => {
+      write();
+      store.insertSession(p, { id: sessionId, userId: user.id, aal, now: this.#iso() });
+      store.insertRefresh(p, this.#refreshRow(issued, sessionId));
+    });
+    return sessionBody(issued.access, issued.refresh, toUser(user));
+  }
+
+  async #pair(projectId: string, user: UserRow, sessionId: string, aal: string) {
+    const access = await this.tokens.issue(projectId, {
+      userId: user.id,
+      role: user.role,
+      sessionId,
+      aal,
+      email: user.email,
+      isAnonymous: user.is_anonymous === 1,
+    });
+    return { access, ...splitRefresh(newRefreshToken()) };
+  }
+
+  #refreshRow(issued: { access: IssuedAccess; refreshHash: string }, sessionId: string): Omit<store.RefreshRow, 'used_at'> {
+    const now = this.#now();
+    return {
+      hash: issued.refreshHash,
+      session_id: sessionId,
+      access_jti: issued.access.jti,
+      issued_at: new Date(now).toISOString(),
+      expires_at: new Date(now + this.#config.authRefreshTtlS * 1000).toISOString(),
+    };
+  }
+
+  #revoke(p: ProjectLease, sessionId: string): void {
+    if (store.revokeSession(p, sessionId, this.#iso())) this.#revoked(p.projectId, [sessionId]);
+    else this.tokens.revoked.add(sessionId, this.tokens.revokeUntil());
+  }
+
+  #revoked(projectId: string, sessionIds: readonly string[]): void {
+    const until = this.tokens.revokeUntil();
+    const at = this.#iso();
+    for (const sessionId of sessionIds) {
+      this.tokens.revoked.add(sessionId, until);
+      this.#bus.emit('auth.session.revoked', { projectId, at, sessionId });
+    }
+  }
+
+  #emitCreated(projectId: string, row: UserRow): void {
+    this.#bus.emit('auth.user.created', { projectId, at: row.created_at, userId: row.id, isAnonymous: row.is_anonymous === 1 });
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+}
+
+/** Logs a write of the user's profiles row in the change log (inside the transaction), like a db write. */
+function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old: Record<string, unknown> | null, at: string): Change {
+  return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at);
+}
+
+/** Runs `fn`; its result or its error carries the `RateLimit-*` headers. */
+async function limited<T>(headers: Record<string, string>, fn: () => Promise<T>): Promise<Limited<T>> {
+  try {
+    return { body: await fn(), headers };
+  } catch (err) {
+    if (!(err instanceof EdgeError) || Object.keys(headers).length === 0) throw err;
+    throw new EdgeError(err.code, err.message, { details: err.details, headers: { ...headers, ...err.headers }, cause: err.cause });
+  }
+}
+
+function splitRefresh(r: { token: string; hash: string }): { refresh: string; refreshHash: string } {
+  return { refresh: r.token, refreshHash: r.hash };
+}
+
+function sessionBody(access: IssuedAccess, refresh: string, user: User): SessionBody {
+  const s: Session = {
+    access_token: access.token,
+    refresh_token: refresh,
+    token_type: 'bearer',
+    expires_in: access.expiresIn,
+    expires_at: access.expiresAt,
+    user,
+  };
+  return { ...s, tokens: { ...s } };
+}
+
+/** The per-e-mail bucket, when the body carries something e-mail-like. */
+function emailCheck(kind: string, projectId: string, raw: unknown, limit: number) {
+  return typeof raw === 'string' && raw.trim() !== '' ? [{ key: `${kind}:email:${projectId}:${raw.trim().toLowerCase()}`, limit }] : [];
+}

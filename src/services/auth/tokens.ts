@@ -1,0 +1,173 @@
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { SignJWT, errors, jwtVerify, type JWTPayload } from 'jose';
+import { v7 as uuidv7 } from 'uuid';
+import { EdgeError, unauthorized } from '../../edge/errors.js';
+import type { UserClaims } from '../../edge/route.js';
+import type { ProjectRegistry } from '../../project/registry.js';
+import { randomBase62, sha256Hex } from '../../control/secrets.js';
+import { Revocations } from './revocations.js';
+import { initConfigValue, recentRevocations } from './store.js';
+
+export const ACCESS_PREFIX = 'lca_';
+export const REFRESH_PREFIX = 'lcr_';
+const ISSUER = 'platform-edge';
+const MAX_VERIFIED = 50_000;
+/** Revocations are kept this long past a token's lifetime (clock slack). */
+const SLACK_MS = 60_000;
+
+export interface AccessSubject {
+  readonly userId: string;
+  readonly role: string;
+  readonly sessionId: string;
+  readonly aal: string;
+  readonly email: string | null;
+  readonly isAnonymous: boolean;
+}
+
+export interface IssuedAccess {
+  readonly token: string;
+  readonly jti: string;
+  readonly expiresIn: number;
+  /** Unix seconds. */
+  readonly expiresAt: number;
+}
+
+interface Verified {
+  readonly user: UserClaims;
+  readonly expMs: number;
+  readonly jti: string;
+}
+
+export const tokenExpired = (): EdgeError =>
+  new EdgeError('token_expired', 'the access token has expired; refresh the session');
+
+/** A new refresh token and the hash it is stored under. */
+export function newRefreshToken(): { token: string; hash: string } {
+  const token = REFRESH_PREFIX + randomBase62(32);
+  return { token, hash: sha256Hex(token) };
+}
+
+export const refreshHash = (token: string): string => sha256Hex(token);
+
+/**
+ * Issues and verifies access tokens: `lca_` + a JWT signed HS256 with a random
+ * per-project secret (kept in the project's `_svc_auth.config`), `aud` = project id.
+ * Verification is cached per token and checks revocation in memory only.
+ */
+export class Tokens {
+  readonly revoked: Revocations;
+  readonly #registry: ProjectRegistry;
+  readonly #ttlS: number;
+  readonly #now: () => number;
+  readonly #keys = new Map<string, KeyObject>();
+  readonly #verified = new Map<string, Verified>();
+
+  constructor(registry: ProjectRegistry, accessTtlS: number, now: () => number = Date.now) {
+    this.#registry = registry;
+    this.#ttlS = accessTtlS;
+    this.#now = now;
+    this.revoked = new Revocations(now);
+  }
+
+  get ttlS(): number {
+    return this.#ttlS;
+  }
+
+  /** How long a revocation must be remembered so no token it covers is still valid. */
+  revokeUntil(): number {
+    return this.#now() + Math.max(this.#ttlS, 0) * 1000 + SLACK_MS;
+  }
+
+  async issue(projectId: string, s: AccessSubject): Promise<IssuedAccess> {
+    const jti = uuidv7();
+    const iat = Math.floor(this.#now() / 1000);
+    const jwt = await new SignJWT({
+      role: s.role,
+      sid: s.sessionId,
+      aal: s.aal,
+      email: s.email,
+      is_anonymous: s.isAnonymous,
+    })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(s.userId)
+      .setAudience(projectId)
+      .setIssuer(ISSUER)
+      .setJti(jti)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + this.#ttlS)
+      .sign(this.#key(projectId));
+    return { token: ACCESS_PREFIX + jwt, jti, expiresIn: this.#ttlS, expiresAt: iat + this.#ttlS };
+  }
+
+  /**
+   * The user of a valid access token; 401 `token_expired` or `unauthorized` otherwise.
+   * Synchronous for a token verified before (the hot path), a promise the first time.
+   */
+  verify(projectId: string, token: string): UserClaims | Promise<UserClaims> {
+    const cacheKey = `${projectId}\n${token}`;
+    const v = this.#verified.get(cacheKey);
+    if (v !== undefined) return this.#check(cacheKey, v);
+    return this.#verifyJwt(projectId, token.slice(ACCESS_PREFIX.length)).then((fresh) => {
+      // note: bounded so a flood of valid tokens cannot grow memory; verification is just redone.
+      if (this.#verified.size >= MAX_VERIFIED) this.#verified.clear();
+      this.#verified.set(cacheKey, fresh);
+      return this.#check(cacheKey, fresh);
+    });
+  }
+
+  #check(cacheKey: string, v: Verified): UserClaims {
+    if (v.expMs <= this.#now()) {
+      this.#verified.delete(cacheKey);
+      throw tokenExpired();
+    }
+    if (this.revoked.has(v.user.sessionId) || this.revoked.has(v.jti)) throw unauthorized('the session has been revoked');
+    return v.user;
+  }
+
+  /** Forgets a deleted project's secret and cached verifications. */
+  forget(projectId: string): void {
+    this.#keys.delete(projectId);
+    for (const k of this.#verified.keys()) if (k.startsWith(`${projectId}\n`)) this.#verified.delete(k);
+  }
+
+  async #verifyJwt(projectId: string, jwt: string): Promise<Verified> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(jwt, this.#key(projectId), {
+        algorithms: ['HS256'],
+        audience: projectId,
+        issuer: ISSUER,
+        currentDate: new Date(this.#now()),
+        requiredClaims: ['sub', 'exp', 'jti'],
+      }));
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw tokenExpired();
+      throw unauthorized('invalid access token');
+    }
+    const { sub, sid, role, aal, jti, exp } = payload as Record<string, unknown>;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof role !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
+      throw unauthorized('invalid access token');
+    }
+    const user: UserClaims = { id: sub, role, sessionId: sid, aal: typeof aal === 'string' ? aal : 'aal1', claims: Object.freeze(payload) };
+    return { user, expMs: exp * 1000, jti };
+  }
+
+  /** The project's signing key; created on first use. The first load also restores recent revocations. */
+  #key(projectId: string): KeyObject {
+    const hit = this.#keys.get(projectId);
+    if (hit) return hit;
+    const lease = this.#registry.acquire(projectId);
+    try {
+      const secret = initConfigValue(lease, 'jwt_secret', randomBytes(32).toString('base64url'));
+      const since = new Date(this.#now() - Math.max(this.#ttlS, 0) * 1000 - SLACK_MS).toISOString();
+      const r = recentRevocations(lease, since);
+      const until = this.revokeUntil();
+      for (const id of [...r.sessions, ...r.jtis]) this.revoked.add(id, until);
+      const key = createSecretKey(Buffer.from(secret, 'base64url'));
+      this.#keys.set(projectId, key);
+      return key;
+    } finally {
+      lease.release();
+    }
+  }
+}
