@@ -56,23 +56,21 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
 
   const server = createServer({ keepAliveTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
     inflight++;
-    const controller = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort();
-    });
-    const method = (req.method ?? 'GET').toUpperCase();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const base = {
-      method,
-      path: q === -1 ? url : url.slice(0, q),
-      rawQuery: q === -1 ? '' : url.slice(q + 1),
-      headers: flatHeaders(req),
-      ip: req.socket.remoteAddress ?? '',
-      signal: controller.signal,
-    };
+    const edgeReq = new NodeRequest(
+      req,
+      (req.method ?? 'GET').toUpperCase(),
+      q === -1 ? url : url.slice(0, q),
+      q === -1 ? '' : url.slice(q + 1),
+      flatHeaders(req),
+    );
+    res.once('close', () => {
+      if (!res.writableFinished) edgeReq.abort();
+    });
     const run = (body: Buffer | null, tooLarge: boolean): void => {
-      const edgeReq: EdgeRequest = { ...base, body, bodyTooLarge: tooLarge };
+      edgeReq.body = body;
+      edgeReq.bodyTooLarge = tooLarge;
       let out: EdgeResponse | Promise<EdgeResponse>;
       try {
         out = core.dispatch(edgeReq);
@@ -91,7 +89,7 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
       req.resume();
       return run(null, false);
     }
-    const limit = core.bodyLimit(method, base.path);
+    const limit = core.bodyLimit(edgeReq.method, edgeReq.path);
     if (length !== undefined && Number(length) > limit) return run(null, true);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -139,6 +137,40 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
       });
     });
   });
+}
+
+/** One request; the abort signal is made only when a handler asks for it. */
+class NodeRequest implements EdgeRequest {
+  body: Buffer | null = null;
+  bodyTooLarge = false;
+  #controller: AbortController | null = null;
+  #aborted = false;
+  readonly #req: IncomingMessage;
+
+  constructor(
+    req: IncomingMessage,
+    readonly method: string,
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+  ) {
+    this.#req = req;
+  }
+
+  get ip(): string {
+    return this.#req.socket.remoteAddress ?? '';
+  }
+
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.#aborted) this.#controller.abort();
+    return this.#controller.signal;
+  }
+
+  abort(): void {
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
 }
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {

@@ -9,6 +9,8 @@ type HttpRequest = import('uWebSockets.js').HttpRequest;
 
 interface State {
   aborted: boolean;
+  /** Whether onAborted is attached (needed unless the reply is synchronous). */
+  watched: boolean;
   done: boolean;
   controller: AbortController | null;
   sse: SseConnection | null;
@@ -40,26 +42,40 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     if (--inflight === 0 && idle) idle();
   };
 
-  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
+  /** Writes a response; `corked` is true only in the synchronous top of the route handler. */
+  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
     if (state.aborted) return finished(state);
-    res.cork(() => {
-      res.writeStatus(statusLine(r.status));
-      if (r.headers) for (const k in r.headers) res.writeHeader(k, r.headers[k]!);
-      if (r.sse) {
-        for (const k in SSE_HEADERS) res.writeHeader(k, SSE_HEADERS[k]!);
-        return;
-      }
-      let body: string | Uint8Array | undefined;
-      if (r.json !== undefined) {
-        res.writeHeader('content-type', 'application/json; charset=utf-8');
-        body = JSON.stringify(r.json);
-      } else body = r.bytes;
-      if (r.status === 204 || r.status === 304) res.endWithoutBody(undefined, close);
-      else if (method === 'HEAD') res.endWithoutBody(body === undefined ? 0 : byteLength(body), close);
-      else res.end(body ?? '', close);
-    });
-    if (r.sse) return openSse(res, state, r);
+    if (corked) write(res, r, method, close);
+    else res.cork(() => write(res, r, method, close));
+    if (r.sse) {
+      if (!state.watched) watchAbort(res, state);
+      return openSse(res, state, r);
+    }
     finished(state);
+  };
+
+  const write = (res: HttpResponse, r: EdgeResponse, method: string, close: boolean): void => {
+    // note: uWS writes "200 OK" itself when no status was written.
+    if (r.status !== 200) res.writeStatus(statusLine(r.status));
+    if (r.headers) for (const k in r.headers) res.writeHeader(k, r.headers[k]!);
+    if (r.sse) {
+      for (const k in SSE_HEADERS) res.writeHeader(k, SSE_HEADERS[k]!);
+      return;
+    }
+    let body: string | Uint8Array | undefined;
+    if (r.json !== undefined) {
+      res.writeHeader('content-type', 'application/json; charset=utf-8');
+      body = JSON.stringify(r.json);
+    } else body = r.bytes;
+    // note: in the pinned build endWithoutBody only completes the response when called with
+    // no argument (a length or the close flag leaves it open), so lengths are written by hand.
+    if (r.status === 204 || r.status === 304) {
+      if (close) res.end('', true);
+      else res.endWithoutBody();
+    } else if (method === 'HEAD') {
+      res.writeHeader('content-length', String(body === undefined ? 0 : byteLength(body)));
+      res.endWithoutBody();
+    } else res.end(body ?? '', close);
   };
 
   const openSse = (res: HttpResponse, state: State, r: EdgeResponse): void => {
@@ -90,7 +106,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     conn.start(r.sse!);
   };
 
-  const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
+  /** Dispatches; replies at once when the answer is ready, else watches for an abort while waiting. */
+  const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false, corked = false): void => {
     let out: EdgeResponse | Promise<EdgeResponse>;
     try {
       out = core.dispatch(req);
@@ -98,52 +115,53 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       out = INTERNAL;
     }
     if (out instanceof Promise) {
+      if (corked) watchAbort(res, state);
       out.then(
         (r) => respond(res, state, r, req.method, close),
         () => respond(res, state, INTERNAL, req.method, true),
       );
-    } else respond(res, state, out, req.method, close);
+    } else respond(res, state, out, req.method, close, corked);
   };
 
-  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const state: State = { aborted: false, done: false, controller: null, sse: null };
+  // note: a response must have an abort handler before the route handler returns unless it
+  // was answered synchronously (STYLE.md 4.1); attaching it only then saves a native call.
+  const watchAbort = (res: HttpResponse, state: State): void => {
+    state.watched = true;
     res.onAborted(() => {
       state.aborted = true;
       state.controller?.abort();
       state.sse?.aborted();
       finished(state);
     });
+  };
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const state: State = { aborted: false, done: false, watched: false, controller: null, sse: null };
     inflight++;
     try {
       // note: HttpRequest is stack-allocated; copy everything before any await (STYLE.md 4.5).
-      const method = req.getMethod().toUpperCase();
-      const path = req.getUrl();
-      const rawQuery = req.getQuery() ?? '';
       const headers: Record<string, string> = {};
       req.forEach((k, v) => {
         headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
       });
-      const ip = decoder.decode(res.getRemoteAddressAsText());
-      const base = { method, path, rawQuery, headers, ip, body: null as Buffer | null, bodyTooLarge: false };
-      const make = (body: Buffer | null, tooLarge: boolean): EdgeRequest => ({
-        ...base,
-        body,
-        bodyTooLarge: tooLarge,
-        get signal() {
-          return (state.controller ??= new AbortController()).signal;
-        },
-      });
+      const r = new UwsRequest(res, state, req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', headers);
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
-      if ((length === undefined || length === '0') && !chunked) return run(res, state, make(null, false));
-      const limit = core.bodyLimit(method, path);
+      if ((length === undefined || length === '0') && !chunked) return run(res, state, r, false, true);
+      watchAbort(res, state);
+      const limit = core.bodyLimit(r.method, r.path);
       if (length !== undefined && Number(length) > limit) {
         // note: rejected from the declared length alone; the body is never read.
-        return run(res, state, make(null, true), true);
+        r.bodyTooLarge = true;
+        return run(res, state, r, true);
       }
-      readBody(res, limit, (body) => run(res, state, make(body, body === null), body === null));
+      readBody(res, limit, (body) => {
+        r.body = body;
+        r.bodyTooLarge = body === null;
+        run(res, state, r, body === null);
+      });
     } catch {
-      respond(res, state, INTERNAL, 'GET', true);
+      respond(res, state, INTERNAL, 'GET', true, true);
     }
   });
 
@@ -171,6 +189,42 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       });
     });
   });
+}
+
+/**
+ * One request as the edge sees it. A class, not an object literal with getters (V8
+ * keeps those in slow dictionary mode); the address and the abort signal are made
+ * only when asked for, while the response is still alive.
+ */
+class UwsRequest implements EdgeRequest {
+  body: Buffer | null = null;
+  bodyTooLarge = false;
+  #ip: string | null = null;
+  readonly #res: HttpResponse;
+  readonly #state: State;
+
+  constructor(
+    res: HttpResponse,
+    state: State,
+    readonly method: string,
+    readonly path: string,
+    readonly rawQuery: string,
+    readonly headers: Record<string, string>,
+  ) {
+    this.#res = res;
+    this.#state = state;
+  }
+
+  get ip(): string {
+    if (this.#ip === null) {
+      this.#ip = this.#state.aborted || this.#state.done ? '' : decoder.decode(this.#res.getRemoteAddressAsText());
+    }
+    return this.#ip;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#state.controller ??= new AbortController()).signal;
+  }
 }
 
 /** Reads a body in copied chunks (uWS neuters them on return); null once it passes the limit. */

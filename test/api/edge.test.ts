@@ -16,6 +16,14 @@ describe('health', () => {
     expect(body).toMatchObject({ status: 'ok', version: expect.any(String), uptime_s: expect.any(Number) });
   });
 
+  it('answers HEAD like GET, without a body', async () => {
+    const get = await fetch(`${s.url}/health`);
+    const head = await fetch(`${s.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(await get.text())));
+    expect(await head.text()).toBe('');
+  });
+
   it('runs on the backend the test asked for', () => {
     expect(s.backend).toBe(process.env.PLATFORM_EDGE_HTTP);
   });

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { ProjectRegistry } from '../../project/registry.js';
+import { isoAt } from '../../clock.js';
 import { liveStore } from './store.js';
 import type { EdgeStats, LiveEvent, LiveStats } from './types.js';
 
@@ -15,6 +16,7 @@ class ProjectLog {
   head = 0;
   seq: number;
   pending: LiveEvent[] = [];
+  dropped = 0;
   readonly listeners = new Set<Listener>();
   requests = 0;
   errors = 0;
@@ -65,7 +67,7 @@ export class LiveLog {
     log.buckets[i]!++;
     this.#push(log, {
       seq: ++log.seq,
-      at: new Date(t).toISOString(),
+      at: isoAt(t),
       kind: 'request',
       method,
       route,
@@ -77,7 +79,7 @@ export class LiveLog {
   recordChange(projectId: string, label: string): void {
     const log = this.#log(projectId);
     log.changes++;
-    this.#push(log, { seq: ++log.seq, at: new Date(this.#now()).toISOString(), kind: 'change', label });
+    this.#push(log, { seq: ++log.seq, at: isoAt(this.#now()), kind: 'change', label });
   }
 
   #push(log: ProjectLog, e: LiveEvent): void {
@@ -87,8 +89,9 @@ export class LiveLog {
       log.ring[log.head] = e;
       log.head = (log.head + 1) % size;
     }
-    log.pending.push(e);
-    if (log.pending.length > MAX_PERSIST_PER_FLUSH) log.pending.shift();
+    // note: past the cap, the newest overwrites the oldest pending event in place (no shift()).
+    if (log.pending.length < MAX_PERSIST_PER_FLUSH) log.pending.push(e);
+    else log.pending[log.dropped++ % MAX_PERSIST_PER_FLUSH] = e;
     for (const fn of log.listeners) fn(e);
   }
 
@@ -164,8 +167,9 @@ export class LiveLog {
   flush(): void {
     for (const [projectId, log] of this.#logs) {
       if (log.pending.length === 0) continue;
-      const batch = log.pending;
+      const batch = log.pending.sort((a, b) => a.seq - b.seq);
       log.pending = [];
+      log.dropped = 0;
       try {
         const lease = this.#projects.acquire(projectId);
         try {

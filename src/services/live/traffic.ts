@@ -1,4 +1,5 @@
 import type { Geo } from '../../edge/pipeline.js';
+import { isoAt } from '../../clock.js';
 import type { TrafficHit } from './types.js';
 
 type Listener = (hit: TrafficHit) => void;
@@ -8,25 +9,26 @@ type Listener = (hit: TrafficHit) => void;
  * time and a location already rounded to 0.1° — no IP, no path, no project.
  */
 export class PublicTraffic {
-  readonly #ring: TrafficHit[] = [];
+  // note: a fixed-size circular buffer; `#seq` of the newest hit is at index (seq - 1) % size.
+  readonly #ring: (TrafficHit | undefined)[];
   readonly #size: number;
   readonly #listeners = new Set<Listener>();
   #seq = 0;
 
   constructor(size = 500) {
     this.#size = size;
+    this.#ring = new Array<TrafficHit | undefined>(size);
   }
 
   record(geo: Geo | null, at = Date.now()): void {
     const hit: TrafficHit = {
       seq: ++this.#seq,
-      at: new Date(at).toISOString(),
+      at: isoAt(at),
       lat: geo?.lat ?? null,
       lon: geo?.lon ?? null,
       country: geo?.country ?? null,
     };
-    this.#ring.push(hit);
-    if (this.#ring.length > this.#size) this.#ring.shift();
+    this.#ring[(hit.seq - 1) % this.#size] = hit;
     for (const fn of this.#listeners) fn(hit);
   }
 
@@ -34,8 +36,11 @@ export class PublicTraffic {
     return this.#seq;
   }
 
+  /** The hits after `seq` still in the ring, oldest first. */
   since(seq: number): TrafficHit[] {
-    return this.#ring.filter((h) => h.seq > seq);
+    const out: TrafficHit[] = [];
+    for (let s = Math.max(seq, this.#seq - this.#size) + 1; s <= this.#seq; s++) out.push(this.#ring[(s - 1) % this.#size]!);
+    return out;
   }
 
   subscribe(fn: Listener): () => void {
