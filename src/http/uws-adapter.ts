@@ -24,6 +24,9 @@ const statusLine = (s: number): string => {
 };
 const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
 const decoder = new TextDecoder();
+const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
+// note: uWS reports methods lower-cased; a table lookup avoids a string allocation per request.
+const upperMethod = (m: string): string => METHODS[m] ?? m.toUpperCase();
 
 /**
  * The native uWS backend. Every pitfall of STYLE.md §4 is handled here and only
@@ -144,7 +147,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       req.forEach((k, v) => {
         headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
       });
-      const r = new UwsRequest(res, state, req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', headers);
+      const r = new UwsRequest(res, state, upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', headers);
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
       if ((length === undefined || length === '0') && !chunked) return run(res, state, r, false, true);
