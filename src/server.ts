@@ -12,6 +12,8 @@ import { ProjectRegistry } from './project/registry.js';
 import { adminRoutes } from './services/admin/routes.js';
 import { AuthService } from './services/auth/auth.js';
 import { authRoutes } from './services/auth/routes.js';
+import { DbService } from './services/db/db.js';
+import { dbRoutes } from './services/db/routes.js';
 import { healthRoutes } from './services/health/routes.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
@@ -57,7 +59,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth)];
+  const db = new DbService(bus);
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db)];
   const pipeline = new Pipeline({
     config,
     routes,

@@ -20,10 +20,11 @@ export function appendChange(
   data: Record<string, unknown> | null,
   old: Record<string, unknown> | null,
   at: string,
+  /** `data` already serialized by the caller (saves a second JSON.stringify of a large row). */
+  dataJson?: string,
 ): Change {
-  const r = project
-    .stmt(APPEND)
-    .run(at, op, table, id, data === null ? null : JSON.stringify(data), old === null ? null : JSON.stringify(old));
+  const dataText = data === null ? null : (dataJson ?? JSON.stringify(data));
+  const r = project.stmt(APPEND).run(at, op, table, id, dataText, old === null ? null : JSON.stringify(old));
   return { projectId: project.projectId, at, seq: Number(r.lastInsertRowid), op, table, id, data, old };
 }
 

@@ -1,0 +1,290 @@
+import { v7 as uuidv7 } from 'uuid';
+import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
+import type { AuthContext } from '../../edge/route.js';
+import { appendChange, publishChanges, type Change } from '../../events/change-log.js';
+import type { EventBus } from '../../events/bus.js';
+import type { ProjectLease } from '../../project/registry.js';
+import { buildList } from '../../sql/list.js';
+import { bindPolicy, compilePolicy } from '../../sql/rls.js';
+import { parseListQuery } from './filters.js';
+import { catalogStore, inTransaction, rowSql } from './store.js';
+import { parseTableBody, validTableName } from './table-def.js';
+import { POLICY_OPS, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from './types.js';
+import { checkStrings, dataOf, fromStored, relationalValues, rlsDenied } from './values.js';
+import { schemaGraph, tableView } from './views.js';
+
+export interface Row {
+  id: string;
+  data: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+type Raw = Record<string, unknown>;
+interface Bound {
+  p: CompiledPolicy;
+  values: unknown[];
+}
+
+/** A missing policy on an RLS-enabled table denies (DESIGN: "no policy → denied"). */
+const DENY: CompiledPolicy = { sql: '(0)', params: [] };
+const now = (): string => new Date().toISOString();
+const ROW_META = new Set(['id', 'created_at', 'updated_at', 'rls.ok']);
+const TEXT: ColumnDef = { name: '', type: 'text', nullable: true, default: null, unique: false, references: null };
+
+/** The database service: tables, rows, RLS, schema graph (no HTTP here). */
+export class DbService {
+  readonly #bus: EventBus;
+
+  constructor(bus: EventBus) {
+    this.#bus = bus;
+  }
+
+  tables(lease: ProjectLease, fresh = false): Map<string, TableInfo> {
+    return catalogStore.tables(lease, compileAll, fresh);
+  }
+
+  /** The table by name: 400 for a name that cannot be a table, 404 for an unknown one. */
+  table(lease: ProjectLease, name: string, fresh = false): TableInfo {
+    if (!validTableName(name)) throw new EdgeError('invalid_request', 'invalid table name');
+    const t = this.tables(lease, fresh).get(name) ?? (fresh ? undefined : this.tables(lease, true).get(name));
+    if (!t) throw notFound('table', name);
+    return t;
+  }
+
+  /**
+   * Runs `fn` with the table; when it fails on a platform table whose columns may have
+   * changed underneath the cached catalog (profiles), retries once with a fresh catalog.
+   */
+  #with<R>(lease: ProjectLease, name: string, fn: (t: TableInfo) => R): R {
+    const t = this.table(lease, name);
+    if (!t.system) return fn(t);
+    try {
+      return fn(t);
+    } catch (err) {
+      if (!(err instanceof EdgeError) || (err.code !== 'invalid_request' && err.code !== 'invalid_field')) throw err;
+      const again = this.table(lease, name, true);
+      if (again === t) throw err;
+      return fn(again);
+    }
+  }
+
+  listTables(lease: ProjectLease): { tables: unknown[] } {
+    return { tables: [...this.tables(lease, true).values()].map(tableView) };
+  }
+
+  schema(lease: ProjectLease): unknown {
+    return schemaGraph([...this.tables(lease, true).values()]);
+  }
+
+  createTable(lease: ProjectLease, body: Record<string, unknown>): unknown {
+    const tables = this.tables(lease, true);
+    const def = parseTableBody(body, (n) => tables.get(n), now());
+    if (tables.has(def.name) || catalogStore.exists(lease, def.name)) throw new EdgeError('conflict', `table "${def.name}" already exists`);
+    catalogStore.create(lease, def);
+    return tableView(this.table(lease, def.name));
+  }
+
+  dropTable(lease: ProjectLease, name: string): void {
+    const t = this.table(lease, name, true);
+    if (t.system) throw new EdgeError('forbidden', `"${name}" is a platform table and cannot be dropped`);
+    for (const other of this.tables(lease, true).values()) {
+      if (other.def.name !== name && other.def.columns.some((c) => c.references?.table === name)) {
+        throw new EdgeError('conflict', `table "${other.def.name}" references "${name}"; drop it first`);
+      }
+    }
+    catalogStore.drop(lease, name);
+  }
+
+  getRls(lease: ProjectLease, name: string): unknown {
+    const t = this.table(lease, name);
+    return { table: name, enabled: t.rls.enabled, policies: t.rls.policies };
+  }
+
+  /** Compiles every policy now; a policy that does not translate is a 400 and nothing is stored. */
+  putRls(lease: ProjectLease, name: string, body: Record<string, unknown>): unknown {
+    const t = this.table(lease, name, true);
+    const { enabled, policies = {} } = body;
+    if (typeof enabled !== 'boolean') throw invalidField('enabled', 'must be a boolean');
+    if (policies === null || typeof policies !== 'object' || Array.isArray(policies)) throw invalidField('policies', 'must be an object');
+    const src: RlsState['policies'] = {};
+    const compiled: RlsState['compiled'] = {};
+    for (const [op, expr] of Object.entries(policies)) {
+      if (!(POLICY_OPS as readonly string[]).includes(op)) throw invalidField(`policies.${op}`, 'must be select, insert, update or delete');
+      if (expr === null) continue;
+      if (typeof expr !== 'string') throw invalidField(`policies.${op}`, 'must be a SQL expression string');
+      try {
+        compiled[op as PolicyOp] = compilePolicy(expr, t.def);
+      } catch (err) {
+        if (err instanceof EdgeError) throw new EdgeError(err.code, `policies.${op}: ${err.message}`);
+        throw err;
+      }
+      src[op as PolicyOp] = expr;
+    }
+    catalogStore.writeRls(lease, name, enabled, src, compiled, now());
+    return { table: name, enabled, policies: src };
+  }
+
+  /** The list envelope as JSON text (document rows are spliced from their stored JSON, never re-parsed). */
+  list(lease: ProjectLease, auth: AuthContext, name: string, query: URLSearchParams): string {
+    const q = parseListQuery(query);
+    return this.#with(lease, name, (t) => {
+      const sql = buildList(t, q, policy(t, 'select', auth));
+      const raws = lease.stmt(sql.sql).all(...sql.params) as Raw[];
+      const more = raws.length > q.limit;
+      if (more) raws.pop();
+      const rows = raws.map((r) => rowJson(t, r, sql.columns)).join(',');
+      const next = more && q.limit > 0 ? q.offset + q.limit : null;
+      let out = `{"rows":[${rows}],"limit":${q.limit},"offset":${q.offset},"next_offset":${next}`;
+      if (sql.countSql) out += `,"total":${(lease.stmt(sql.countSql).get(...sql.countParams) as { n: number }).n}`;
+      return `${out}}`;
+    });
+  }
+
+  /** One row as JSON text. */
+  get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string {
+    const t = this.table(lease, name);
+    const sel = policy(t, 'select', auth);
+    const r = (sel
+      ? lease.stmt(sqlOf(t, 'getVisible', () => rowSql.getVisible(name, sel.p))).get(id, ...sel.values)
+      : lease.stmt(sqlOf(t, 'get', () => rowSql.get(name))).get(id)) as Raw | undefined;
+    if (!r) throw notFound('row', id);
+    return rowJson(t, r, null);
+  }
+
+  /** Inserts one row; answers the row as JSON text. */
+  insert(lease: ProjectLease, auth: AuthContext, name: string, body: unknown): string {
+    return this.#with(lease, name, (t) => {
+      const data = dataOf(body);
+      const rel = t.def.kind === 'relational' ? relationalValues(t, data, true) : null;
+      if (!rel) checkStrings(data, 'data');
+      const ins = policy(t, 'insert', auth);
+      const id = uuidv7();
+      const at = now();
+      let row!: Row;
+      let change!: Change;
+      let text: string | undefined;
+      inTransaction(lease, () => {
+        if (rel) {
+          const r = lease.stmt(rowSql.relInsert(name, rel.cols)).all(id, ...rel.vals, at, at) as Raw[];
+          row = toRow(t, r[0]!, null);
+        } else {
+          text = JSON.stringify(data);
+          lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
+          row = { id, data, created_at: at, updated_at: at };
+        }
+        if (ins && !lease.stmt(sqlOf(t, 'passes.insert', () => rowSql.passes(name, ins.p))).get(id, ...ins.values)) throw rlsDenied('insert');
+        change = appendChange(lease, 'insert', name, id, row.data, null, at, text);
+      });
+      publishChanges(this.#bus, [change]);
+      return text === undefined ? JSON.stringify(row) : docJson(id, text, at, at);
+    });
+  }
+
+  /** Merges `data` into the row; answers the new row as JSON text. */
+  update(lease: ProjectLease, auth: AuthContext, name: string, id: string, body: unknown): string {
+    return this.#with(lease, name, (t) => {
+      const data = dataOf(body);
+      const rel = t.def.kind === 'relational' ? relationalValues(t, data, false) : null;
+      if (!rel) checkStrings(data, 'data');
+      const upd = policy(t, 'update', auth);
+      const at = now();
+      let raw!: Raw;
+      let row!: Row;
+      let change!: Change;
+      inTransaction(lease, () => {
+        const old = this.#visible(lease, t, id, auth, upd, 'update');
+        const r = (rel
+          ? lease.stmt(rowSql.relUpdate(name, rel.cols)).all(...rel.vals, at, id)
+          : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
+        raw = r[0]!;
+        row = toRow(t, raw, null);
+        if (upd && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, upd.p))).get(id, ...upd.values)) throw rlsDenied('update');
+        change = appendChange(lease, 'update', name, id, row.data, old.data, at, rel ? undefined : (raw.data as string));
+      });
+      publishChanges(this.#bus, [change]);
+      return rel ? JSON.stringify(row) : rowJson(t, raw, null);
+    });
+  }
+
+  delete(lease: ProjectLease, auth: AuthContext, name: string, id: string): void {
+    const t = this.table(lease, name);
+    const del = policy(t, 'delete', auth);
+    const at = now();
+    let change!: Change;
+    inTransaction(lease, () => {
+      const old = this.#visible(lease, t, id, auth, del, 'delete');
+      lease.stmt(sqlOf(t, 'delete', () => rowSql.delete(name))).run(id);
+      change = appendChange(lease, 'delete', name, id, null, old.data, at);
+    });
+    publishChanges(this.#bus, [change]);
+  }
+
+  /** The current row for a write: 404 when absent or hidden by the select policy, 403 when the op's policy rejects it. */
+  #visible(lease: ProjectLease, t: TableInfo, id: string, auth: AuthContext, op: Bound | null, what: string): Row {
+    const sel = policy(t, 'select', auth);
+    const name = t.def.name;
+    if (!sel || !op) {
+      const r = lease.stmt(sqlOf(t, 'get', () => rowSql.get(name))).get(id) as Raw | undefined;
+      if (!r) throw notFound('row', id);
+      return toRow(t, r, null);
+    }
+    const r = lease.stmt(sqlOf(t, `getWith.${what}`, () => rowSql.getWith(name, sel.p, op.p))).get(...op.values, id, ...sel.values) as Raw | undefined;
+    if (!r) throw notFound('row', id);
+    if (!r['rls.ok']) throw rlsDenied(what);
+    return toRow(t, r, null);
+  }
+}
+
+/** Row SQL of a table, built once (the same string object also keeps the statement-cache lookup cheap). */
+function sqlOf(t: TableInfo, key: string, build: () => string): string {
+  let sql = t.sql.get(key);
+  if (sql === undefined) t.sql.set(key, (sql = build()));
+  return sql;
+}
+
+/** The caller's compiled policy for an op with its bound values; null when RLS does not apply. */
+function policy(t: TableInfo, op: PolicyOp, auth: AuthContext): Bound | null {
+  if (!t.rls.enabled || auth.role === 'service_role') return null;
+  const p = t.rls.compiled[op] ?? DENY;
+  return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };
+}
+
+/** Compiles stored policy sources (seeded defaults); one that no longer translates denies. */
+function compileAll(def: TableDef, state: RlsState): RlsState {
+  const compiled: RlsState['compiled'] = {};
+  for (const op of POLICY_OPS) {
+    const src = state.policies[op];
+    if (src === undefined) continue;
+    try {
+      compiled[op] = compilePolicy(src, def);
+    } catch {
+      // note: left out, so the op is denied rather than open.
+    }
+  }
+  return { ...state, compiled };
+}
+
+/** A stored row → wire JSON text; a document's stored `data` text is spliced as is (it is valid JSON by CHECK). */
+function rowJson(t: TableInfo, r: Raw, columns: string[] | null): string {
+  if (t.def.kind !== 'document') return JSON.stringify(toRow(t, r, columns));
+  return docJson(r.id, r.data as string, r.created_at, r.updated_at);
+}
+
+const docJson = (id: unknown, data: string, created: unknown, updated: unknown): string =>
+  `{"id":${JSON.stringify(id)},"data":${data},"created_at":${JSON.stringify(created)},"updated_at":${JSON.stringify(updated)}}`;
+
+/** A stored row → the wire row `{id, data, created_at, updated_at}`. */
+function toRow(t: TableInfo, r: Raw, columns: string[] | null): Row {
+  let data: Record<string, unknown>;
+  if (t.def.kind === 'document') data = JSON.parse(r.data as string) as Record<string, unknown>;
+  else {
+    data = {};
+    if (columns) for (const n of columns) data[n] = fromStored(t.cols.get(n)!, r[n]);
+    else if (t.system) {
+      // note: platform tables (profiles) may have gained columns since the catalog was read.
+      for (const k in r) if (!ROW_META.has(k)) data[k] = fromStored(t.cols.get(k) ?? TEXT, r[k]);
+    } else for (const c of t.def.columns) data[c.name] = fromStored(c, r[c.name]);
+  }
+  return { id: r.id as string, data, created_at: r.created_at as string, updated_at: r.updated_at as string };
+}

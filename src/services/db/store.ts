@@ -1,0 +1,265 @@
+import type Database from 'better-sqlite3';
+import type { ProjectLease } from '../../project/registry.js';
+import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
+import { toStored } from './values.js';
+import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from './types.js';
+
+/** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
+
+interface CatalogRow {
+  name: string;
+  kind: 'document' | 'relational';
+  def: string;
+  created_at: string;
+}
+interface RlsRow {
+  tbl: string;
+  enabled: number;
+  policies: string;
+  compiled: string | null;
+  version: number;
+}
+interface PragmaCol {
+  name: string;
+  type: string;
+  notnull: number;
+  pk: number;
+}
+
+/** Per open database handle: tables by name, valid while `schema_version` is unchanged. */
+interface Catalog {
+  schemaVersion: number;
+  checkedAt: number;
+  tables: Map<string, TableInfo>;
+}
+/**
+ * How long a catalog is trusted without re-reading `PRAGMA schema_version` (which costs
+ * as much as the row lookup itself). Our own DDL and RLS writes invalidate at once; this
+ * only bounds how long a change made elsewhere (auth altering profiles) can go unseen,
+ * and callers re-check on a miss (DbService.table, profiles column misses).
+ */
+const TRUST_MS = 1000;
+const catalogs = new WeakMap<Database.Database, Catalog>();
+
+export const PROFILES = 'profiles';
+
+const runners = new WeakMap<Database.Database, (fn: () => void) => void>();
+/** Runs `fn` in one transaction; the better-sqlite3 wrapper is built once per handle. */
+export function inTransaction(lease: ProjectLease, fn: () => void): void {
+  let run = runners.get(lease.db);
+  if (!run) {
+    run = lease.db.transaction((f: () => void) => f());
+    runners.set(lease.db, run);
+  }
+  run(fn);
+}
+const SQL_TYPE: Record<ColumnType, string> = {
+  text: 'TEXT',
+  int8: 'INTEGER',
+  float8: 'REAL',
+  bool: 'INTEGER',
+  timestamptz: 'TEXT',
+  jsonb: 'TEXT',
+  uuid: 'TEXT',
+  bytea: 'BLOB',
+};
+export const NOW_SQL = `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+
+export const catalogStore = {
+  /** The catalog of the lease's project, reloaded when the schema changed. */
+  tables(lease: ProjectLease, compile: (def: TableDef, rls: RlsState) => RlsState, fresh = false): Map<string, TableInfo> {
+    const cached = catalogs.get(lease.db);
+    const now = Date.now();
+    if (cached && !fresh && now - cached.checkedAt < TRUST_MS) return cached.tables;
+    const sv = lease.stmt('PRAGMA schema_version').pluck().get() as number;
+    if (cached && cached.schemaVersion === sv) {
+      cached.checkedAt = now;
+      return cached.tables;
+    }
+    const tables = new Map<string, TableInfo>();
+    const rls = new Map<string, RlsRow>();
+    for (const r of lease.stmt('SELECT tbl, enabled, policies, compiled, version FROM "_svc_meta.rls"').all() as RlsRow[]) {
+      rls.set(r.tbl, r);
+    }
+    for (const r of lease.stmt('SELECT name, kind, def, created_at FROM "_svc_meta.tables" ORDER BY name').all() as CatalogRow[]) {
+      const parsed = JSON.parse(r.def) as { columns: ColumnDef[]; indexes: IndexDef[] };
+      const def: TableDef = { name: r.name, kind: r.kind, columns: parsed.columns, indexes: parsed.indexes, created_at: r.created_at };
+      tables.set(r.name, info(def, loadRls(lease, def, rls.get(r.name), compile), false));
+    }
+    const profiles = profilesDef(lease);
+    if (profiles) tables.set(PROFILES, info(profiles, loadRls(lease, profiles, rls.get(PROFILES), compile), true));
+    catalogs.set(lease.db, { schemaVersion: sv, checkedAt: now, tables });
+    return tables;
+  },
+
+  /** Forgets the cached catalog (after RLS writes, which do not change the schema version). */
+  invalidate(lease: ProjectLease): void {
+    catalogs.delete(lease.db);
+  },
+
+  /** Creates the table, its indexes and its catalog row in one transaction. */
+  create(lease: ProjectLease, def: TableDef): void {
+    lease.db.transaction(() => {
+      lease.db.exec(createTableSql(def));
+      def.indexes.forEach((ix, i) => lease.db.exec(createIndexSql(def, ix, i)));
+      lease
+        .stmt('INSERT INTO "_svc_meta.tables" (name, kind, def, created_at) VALUES (?, ?, ?, ?)')
+        .run(def.name, def.kind, JSON.stringify({ columns: def.columns, indexes: def.indexes }), def.created_at);
+    })();
+    catalogs.delete(lease.db);
+  },
+
+  drop(lease: ProjectLease, name: string): void {
+    lease.db.transaction(() => {
+      lease.db.exec(`DROP TABLE ${quoteIdent(name)}`);
+      lease.stmt('DELETE FROM "_svc_meta.tables" WHERE name = ?').run(name);
+      lease.stmt('DELETE FROM "_svc_meta.rls" WHERE tbl = ?').run(name);
+    })();
+    catalogs.delete(lease.db);
+  },
+
+  /** Whether a physical table (or view/index) of that name exists. */
+  exists(lease: ProjectLease, name: string): boolean {
+    return lease.stmt('SELECT 1 FROM sqlite_schema WHERE name = ? COLLATE NOCASE').get(name) !== undefined;
+  },
+
+  writeRls(lease: ProjectLease, table: string, enabled: boolean, policies: object, compiled: object, at: string): void {
+    lease
+      .stmt(
+        `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, version, updated_at) VALUES (?, ?, ?, ?, 1, ?)
+         ON CONFLICT (tbl) DO UPDATE SET enabled = excluded.enabled, policies = excluded.policies,
+           compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`,
+      )
+      .run(table, enabled ? 1 : 0, JSON.stringify(policies), JSON.stringify(compiled), at);
+    catalogs.delete(lease.db);
+  },
+};
+
+function info(def: TableDef, rls: RlsState, system: boolean): TableInfo {
+  return { def, cols: new Map(def.columns.map((c) => [c.name, c])), rls, system, sql: new Map() };
+}
+
+function loadRls(
+  lease: ProjectLease,
+  def: TableDef,
+  row: RlsRow | undefined,
+  compile: (def: TableDef, rls: RlsState) => RlsState,
+): RlsState {
+  if (!row) return { enabled: false, policies: {}, compiled: {}, version: 0 };
+  const state: RlsState = {
+    enabled: row.enabled === 1,
+    policies: JSON.parse(row.policies) as RlsState['policies'],
+    compiled: row.compiled === null ? {} : (JSON.parse(row.compiled) as RlsState['compiled']),
+    version: row.version,
+  };
+  if (row.compiled !== null) return state;
+  // note: seeded policies (profiles) are compiled once on first load and stored.
+  const done = compile(def, state);
+  lease.stmt('UPDATE "_svc_meta.rls" SET compiled = ? WHERE tbl = ?').run(JSON.stringify(done.compiled), def.name);
+  return done;
+}
+
+/** `profiles` as a relational table, from its real columns and the auth user-field types. */
+function profilesDef(lease: ProjectLease): TableDef | null {
+  const cols = lease.db.pragma(`table_info(${quoteIdent(PROFILES)})`) as PragmaCol[];
+  if (cols.length === 0) return null;
+  const fieldTypes = new Map<string, string>();
+  if (catalogStore.exists(lease, '_svc_meta.auth_user_fields')) {
+    for (const r of lease.stmt('SELECT name, type FROM "_svc_meta.auth_user_fields"').all() as { name: string; type: string }[]) {
+      fieldTypes.set(r.name, r.type);
+    }
+  }
+  const columns: ColumnDef[] = cols
+    .filter((c) => !['id', 'created_at', 'updated_at'].includes(c.name))
+    .map((c) => ({
+      name: c.name,
+      type: (fieldTypes.get(c.name) as ColumnType | undefined) ?? typeFromSql(c.type),
+      nullable: c.notnull === 0,
+      default: null,
+      unique: false,
+      references: null,
+    }));
+  return { name: PROFILES, kind: 'relational', columns, indexes: [], created_at: null };
+}
+
+function typeFromSql(t: string): ColumnType {
+  const u = t.toUpperCase();
+  if (u.includes('INT')) return 'int8';
+  if (u.includes('REAL') || u.includes('FLOA') || u.includes('DOUB')) return 'float8';
+  if (u.includes('BLOB')) return 'bytea';
+  return 'text';
+}
+
+function createTableSql(def: TableDef): string {
+  const t = quoteIdent(def.name);
+  if (def.kind === 'document') {
+    return `CREATE TABLE ${t} (
+      "id" TEXT PRIMARY KEY NOT NULL,
+      "data" TEXT NOT NULL CHECK (json_valid("data")),
+      "created_at" TEXT NOT NULL,
+      "updated_at" TEXT NOT NULL
+    ) STRICT`;
+  }
+  const cols = def.columns.map(columnSql);
+  return `CREATE TABLE ${t} (
+    "id" TEXT PRIMARY KEY NOT NULL,
+    ${cols.join(',\n    ')}${cols.length ? ',' : ''}
+    "created_at" TEXT NOT NULL,
+    "updated_at" TEXT NOT NULL
+  ) STRICT`;
+}
+
+function columnSql(c: ColumnDef): string {
+  const n = quoteIdent(c.name);
+  let s = `${n} ${SQL_TYPE[c.type]}`;
+  if (!c.nullable) s += ' NOT NULL';
+  if (c.unique) s += ' UNIQUE';
+  if (c.default !== null && c.default !== undefined) {
+    s += ` DEFAULT ${c.type === 'timestamptz' && c.default === 'now()' ? NOW_SQL : defaultSql(toStored({ ...c, nullable: false }, c.default))}`;
+  }
+  if (c.type === 'bool') s += ` CHECK (${n} IN (0, 1))`;
+  if (c.type === 'jsonb') s += ` CHECK (json_valid(${n}))`;
+  if (c.references) {
+    const r = c.references;
+    s += ` REFERENCES ${quoteIdent(r.table)} (${quoteIdent(r.column)}) ON DELETE ${r.on_delete.toUpperCase()}`;
+  }
+  return s;
+}
+
+/** A validated default value (already in its stored form) as SQL text. */
+function defaultSql(v: unknown): string {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error('non-finite default');
+    return `(${String(v)})`;
+  }
+  if (Buffer.isBuffer(v)) return `X'${v.toString('hex')}'`;
+  return quoteLiteral(String(v));
+}
+
+function createIndexSql(def: TableDef, ix: IndexDef, i: number): string {
+  const exprs = ix.columns.map((c) => (def.kind === 'document' ? jsonField(c.split('.')) : quoteIdent(c)));
+  // note: a trailing id lets `WHERE f = ? ORDER BY id` (the default list order) read the index in order, no sort.
+  if (!ix.unique) exprs.push('"id"');
+  const name = quoteIdent(`${def.name}.idx_${i}`);
+  return `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${quoteIdent(def.name)} (${exprs.join(', ')})`;
+}
+
+/** Row SQL for one table; statements are cached by the lease (ctx.project.stmt). */
+export const rowSql = {
+  docInsert: (t: string) => `INSERT INTO ${quoteIdent(t)} ("id", "data", "created_at", "updated_at") VALUES (?, ?, ?, ?)`,
+  relInsert: (t: string, cols: readonly string[]) =>
+    `INSERT INTO ${quoteIdent(t)} (${['id', ...cols, 'created_at', 'updated_at'].map(quoteIdent).join(', ')}) VALUES (${Array(cols.length + 3)
+      .fill('?')
+      .join(', ')}) RETURNING *`,
+  /** The row by id, with `"rls.ok"` = the second policy (or 1) and filtered by the first (or none). */
+  getWith: (t: string, visible: CompiledPolicy | null, check: CompiledPolicy | null) =>
+    `SELECT *, ${check ? check.sql : '1'} AS "rls.ok" FROM ${quoteIdent(t)} WHERE "id" = ?${visible ? ` AND ${visible.sql}` : ''}`,
+  get: (t: string) => `SELECT * FROM ${quoteIdent(t)} WHERE "id" = ?`,
+  getVisible: (t: string, p: CompiledPolicy) => `SELECT * FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
+  passes: (t: string, p: CompiledPolicy) => `SELECT 1 FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
+  docUpdate: (t: string) =>
+    `UPDATE ${quoteIdent(t)} SET "data" = json_patch("data", ?), "updated_at" = ? WHERE "id" = ? RETURNING *`,
+  relUpdate: (t: string, cols: readonly string[]) =>
+    `UPDATE ${quoteIdent(t)} SET ${[...cols, 'updated_at'].map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING *`,
+  delete: (t: string) => `DELETE FROM ${quoteIdent(t)} WHERE "id" = ?`,
+};

@@ -1,0 +1,66 @@
+/** The table model of the database service (DESIGN.md §6, docs/api.md "Database"). */
+export const COLUMN_TYPES = ['text', 'int8', 'float8', 'bool', 'timestamptz', 'jsonb', 'uuid', 'bytea'] as const;
+export type ColumnType = (typeof COLUMN_TYPES)[number];
+export type TableKind = 'document' | 'relational';
+export type OnDelete = 'cascade' | 'set null' | 'restrict' | 'no action';
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  nullable: boolean;
+  default: unknown;
+  unique: boolean;
+  references: { table: string; column: string; on_delete: OnDelete } | null;
+}
+
+export interface IndexDef {
+  /** Column names (relational) or dotted JSON paths (document). */
+  columns: string[];
+  unique: boolean;
+}
+
+export interface TableDef {
+  name: string;
+  kind: TableKind;
+  /** Relational columns besides id/created_at/updated_at; empty for documents. */
+  columns: ColumnDef[];
+  indexes: IndexDef[];
+  created_at: string | null;
+}
+
+/** Which auth value a compiled policy parameter takes. */
+export type PolicyParam =
+  | { k: 'uid' }
+  | { k: 'role' }
+  | { k: 'jwt'; claim: string }
+  | { k: 'lit'; v: string | number | null };
+
+export interface CompiledPolicy {
+  /** A parenthesised SQLite boolean expression with `?` placeholders. */
+  sql: string;
+  params: PolicyParam[];
+}
+
+export type PolicyOp = 'select' | 'insert' | 'update' | 'delete';
+export const POLICY_OPS: readonly PolicyOp[] = ['select', 'insert', 'update', 'delete'];
+
+export interface RlsState {
+  enabled: boolean;
+  policies: Partial<Record<PolicyOp, string>>;
+  compiled: Partial<Record<PolicyOp, CompiledPolicy>>;
+  version: number;
+}
+
+/** Columns every table has, in the order they are presented. */
+export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at'] as const;
+
+/** A table as the service uses it at runtime: definition, column lookup, RLS. */
+export interface TableInfo {
+  def: TableDef;
+  cols: ReadonlyMap<string, ColumnDef>;
+  rls: RlsState;
+  /** Whether this is a platform table presented from its real columns (profiles). */
+  system: boolean;
+  /** Row SQL built once per table (and RLS version: a new TableInfo after every change). */
+  sql: Map<string, string>;
+}

@@ -1,0 +1,227 @@
+import pkg from 'node-sql-parser/build/postgresql.js';
+import type { PolicyParam } from '../services/db/types.js';
+import { EdgeError } from '../edge/errors.js';
+
+const { Parser } = pkg as unknown as { Parser: new () => { astify(sql: string, opt: object): unknown } };
+const parser = new Parser();
+
+/** How the translator names the row's columns. */
+export interface ExprScope {
+  /** SQL for a bare column name, or null when the table has no such column. */
+  column(name: string): string | null;
+  /** SQL for `col ->> 'a'` (or `col -> 'a' ->> 'b'`), or null when the column holds no JSON. */
+  jsonPath(column: string, path: readonly string[]): string | null;
+}
+
+export interface TranslatedExpr {
+  sql: string;
+  params: PolicyParam[];
+}
+
+type Node = { type?: string; [k: string]: unknown };
+
+const COMPARE: Record<string, string> = { '=': '=', '<>': '<>', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const MAX_SOURCE = 4000;
+const MAX_NODES = 500;
+
+export const unsupported = (why: string): EdgeError => new EdgeError('unsupported_sql', why);
+
+/**
+ * Parses a Postgres boolean expression (node-sql-parser, PostgreSQL dialect) and
+ * re-emits it as SQLite from an allowlist of node types: column refs, JSON `->`/`->>`,
+ * comparisons, AND/OR/NOT, IS [NOT] NULL/TRUE/FALSE, [NOT] IN (list), [I]LIKE, literals
+ * and `auth.uid()`, `auth.role()`, `auth.jwt() ->> 'claim'`. Every literal becomes a bound
+ * parameter; nothing from the source is copied into the SQL text except quoted, validated
+ * identifiers produced by the scope. Anything else throws 400 `unsupported_sql`.
+ */
+export function translateExpr(source: string, scope: ExprScope): TranslatedExpr {
+  if (typeof source !== 'string' || source.trim() === '') throw unsupported('the expression is empty');
+  if (source.length > MAX_SOURCE) throw unsupported(`the expression is longer than ${MAX_SOURCE} characters`);
+  let ast: unknown;
+  try {
+    ast = parser.astify(`SELECT 1 WHERE ${source}`, { database: 'postgresql' });
+  } catch {
+    throw unsupported('the expression does not parse as a SQL boolean expression');
+  }
+  const stmts = Array.isArray(ast) ? ast : [ast];
+  const sel = stmts[0] as Node | undefined;
+  if (
+    stmts.length !== 1 ||
+    !sel ||
+    sel.type !== 'select' ||
+    sel._next !== undefined ||
+    sel.from != null ||
+    sel.groupby != null ||
+    sel.having != null ||
+    sel.orderby != null ||
+    sel.with != null ||
+    !sel.where
+  ) {
+    throw unsupported('the expression must be a single boolean expression');
+  }
+  const t = new Translator(scope);
+  const sql = t.bool(sel.where as Node);
+  return { sql: `(${sql})`, params: t.params };
+}
+
+class Translator {
+  readonly params: PolicyParam[] = [];
+  #nodes = 0;
+  constructor(readonly scope: ExprScope) {}
+
+  #count(): void {
+    if (++this.#nodes > MAX_NODES) throw unsupported('the expression is too large');
+  }
+
+  /** A boolean-valued node. */
+  bool(n: Node): string {
+    this.#count();
+    if (n.type === 'binary_expr') {
+      const op = String(n.operator).toUpperCase();
+      if (op === 'AND' || op === 'OR') return `(${this.bool(n.left as Node)} ${op} ${this.bool(n.right as Node)})`;
+      return this.predicate(op, n);
+    }
+    if (n.type === 'unary_expr' && String(n.operator).toUpperCase() === 'NOT') return `(NOT ${this.bool(n.expr as Node)})`;
+    if (n.type === 'function' && fnName(n) === 'NOT') {
+      const args = fnArgs(n);
+      if (args.length !== 1) throw unsupported('NOT takes one operand');
+      return `(NOT ${this.bool(args[0]!)})`;
+    }
+    if (n.type === 'bool') return n.value ? '1' : '0';
+    throw unsupported(`unsupported boolean expression (${String(n.type)})`);
+  }
+
+  predicate(op: string, n: Node): string {
+    const left = n.left as Node;
+    const right = n.right as Node;
+    const cmp = COMPARE[op];
+    if (cmp) return `(${this.value(left)} ${cmp} ${this.value(right)})`;
+    switch (op) {
+      case 'IS':
+      case 'IS NOT': {
+        const not = op === 'IS NOT' ? ' NOT' : '';
+        if (right.type === 'null') return `(${this.value(left)} IS${not} NULL)`;
+        if (right.type === 'bool') return `(${this.value(left)} IS${not} ${right.value ? '1' : '0'})`;
+        throw unsupported('IS takes NULL, TRUE or FALSE');
+      }
+      case 'IN':
+      case 'NOT IN': {
+        if (right.type !== 'expr_list' || !Array.isArray(right.value) || right.value.length === 0) {
+          throw unsupported('IN takes a non-empty list of values');
+        }
+        const items = (right.value as Node[]).map((v) => this.value(v));
+        return `(${this.value(left)} ${op} (${items.join(', ')}))`;
+      }
+      case 'LIKE':
+      case 'NOT LIKE':
+      case 'ILIKE':
+      case 'NOT ILIKE': {
+        // note: SQLite's LIKE ignores ASCII case, so Postgres LIKE and ILIKE both become LIKE here (documented).
+        const not = op.startsWith('NOT') ? 'NOT ' : '';
+        return `(${this.value(left)} ${not}LIKE ${this.value(right)})`;
+      }
+    }
+    throw unsupported(`unsupported operator ${op}`);
+  }
+
+  /** A scalar-valued node. */
+  value(n: Node): string {
+    this.#count();
+    switch (n.type) {
+      case 'column_ref':
+        return this.column(n);
+      case 'number': {
+        const v = Number(n.value);
+        if (!Number.isFinite(v)) throw unsupported('invalid number');
+        return this.param({ k: 'lit', v });
+      }
+      case 'bigint': {
+        const v = Number(n.value);
+        if (!Number.isFinite(v)) throw unsupported('invalid number');
+        return this.param({ k: 'lit', v });
+      }
+      case 'single_quote_string':
+        return this.param({ k: 'lit', v: String(n.value).replaceAll("''", "'") });
+      case 'null':
+        return 'NULL';
+      case 'bool':
+        return n.value ? '1' : '0';
+      case 'function':
+        return this.authFn(n, null);
+      case 'binary_expr': {
+        const op = String(n.operator);
+        if (op === '->>' || op === '->') return this.arrow(n);
+        throw unsupported(`operator ${op} is not allowed here`);
+      }
+    }
+    throw unsupported(`unsupported value (${String(n.type)})`);
+  }
+
+  column(n: Node): string {
+    if (n.table !== null && n.table !== undefined) throw unsupported('qualified column names are not allowed');
+    const name = columnName(n);
+    const sql = this.scope.column(name);
+    if (sql === null) throw new EdgeError('invalid_request', `unknown column "${name}"`);
+    return sql;
+  }
+
+  /** `col -> 'a' ->> 'b'` or `auth.jwt() ->> 'claim'`. */
+  arrow(n: Node): string {
+    const path: string[] = [];
+    let cur: Node = n;
+    while (cur.type === 'binary_expr' && (cur.operator === '->>' || cur.operator === '->')) {
+      const key = cur.right as Node;
+      if (key.type !== 'single_quote_string') throw unsupported('JSON operators take a quoted key');
+      path.unshift(String(key.value).replaceAll("''", "'"));
+      cur = cur.left as Node;
+    }
+    if (cur.type === 'function') return this.authFn(cur, path);
+    if (cur.type !== 'column_ref') throw unsupported('JSON operators apply to a column');
+    if (cur.table !== null && cur.table !== undefined) throw unsupported('qualified column names are not allowed');
+    const name = columnName(cur);
+    if (this.scope.column(name) === null) throw new EdgeError('invalid_request', `unknown column "${name}"`);
+    const sql = this.scope.jsonPath(name, path);
+    if (sql === null) throw unsupported(`column "${name}" does not hold JSON, or the path is invalid`);
+    return sql;
+  }
+
+  authFn(n: Node, path: string[] | null): string {
+    const schema = (n.name as { schema?: { value?: string } } | undefined)?.schema?.value;
+    const name = fnName(n);
+    if (schema?.toLowerCase() !== 'auth' || fnArgs(n).length !== 0) throw unsupported(`function ${name} is not allowed`);
+    switch (name.toLowerCase()) {
+      case 'uid':
+        if (path) break;
+        return this.param({ k: 'uid' });
+      case 'role':
+        if (path) break;
+        return this.param({ k: 'role' });
+      case 'jwt':
+        if (!path || path.length !== 1) break;
+        return this.param({ k: 'jwt', claim: path[0]! });
+    }
+    throw unsupported('allowed functions: auth.uid(), auth.role(), auth.jwt() ->> \'claim\'');
+  }
+
+  param(p: PolicyParam): string {
+    this.params.push(p);
+    return '?';
+  }
+}
+
+function fnName(n: Node): string {
+  const parts = (n.name as { name?: Array<{ value?: string }> } | undefined)?.name;
+  return parts?.map((p) => p.value ?? '').join('.') ?? '';
+}
+
+function fnArgs(n: Node): Node[] {
+  const args = n.args as { value?: Node[] } | undefined;
+  return args?.value ?? [];
+}
+
+function columnName(n: Node): string {
+  const col = n.column as { expr?: { value?: unknown } } | string;
+  const name = typeof col === 'string' ? col : col?.expr?.value;
+  if (typeof name !== 'string') throw unsupported('invalid column reference');
+  return name;
+}

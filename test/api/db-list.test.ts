@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+const JSON_H = { 'content-type': 'application/json' };
+
+async function call(method: string, path: string, body?: unknown, key?: string | null) {
+  const res = await s.req(path, { method, key, headers: body === undefined ? {} : JSON_H, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, text };
+}
+type Row = { id: string; data: Record<string, unknown> };
+const list = async (t: string, qs: string) => {
+  const r = await call('GET', `/db/tables/${t}/rows?${qs}`);
+  return r;
+};
+const names = (r: { body: { rows: Row[] } }) => r.body.rows.map((x) => x.data.name);
+
+const PEOPLE = [
+  { name: 'ann', age: 31, address: { city: 'Paris' }, tags: ['a', 'b'], active: true, nick: null },
+  { name: 'bob', age: 25, address: { city: 'Berlin' }, tags: ['b'], active: false, nick: 'bobby' },
+  { name: 'cid', age: 40, address: { city: 'Paris' }, tags: [], active: true },
+  { name: 'dee', age: 25, address: { city: 'Rome' }, tags: ['a', 'c'], active: false, nick: 'D' },
+  { name: 'Eve', age: 52, address: { city: 'paris' }, tags: ['c'], active: true, nick: '100%_x' },
+];
+
+beforeAll(async () => {
+  s = await startTestServer();
+  const svc = s.keys.service;
+  expect((await call('POST', '/db/tables', { name: 'people', indexes: [{ columns: ['address.city'] }] }, svc)).status).toBe(201);
+  for (const p of PEOPLE) expect((await call('POST', '/db/tables/people/rows', { data: p })).status).toBe(201);
+  const t = await call(
+    'POST',
+    '/db/tables',
+    {
+      name: 'prods',
+      type: 'relational',
+      columns: [
+        { name: 'name', type: 'text' },
+        { name: 'qty', type: 'int8' },
+        { name: 'price', type: 'float8' },
+        { name: 'on_sale', type: 'bool' },
+        { name: 'due', type: 'timestamptz' },
+        { name: 'meta', type: 'jsonb' },
+      ],
+    },
+    svc,
+  );
+  expect(t.status, t.text).toBe(201);
+  const prods = [
+    { name: 'p1', qty: 1, price: 1.5, on_sale: true, due: '2026-01-01T00:00:00Z', meta: { tags: ['x'] } },
+    { name: 'p2', qty: 2, price: 2.5, on_sale: false, due: '2026-02-01T00:00:00Z', meta: { tags: ['x', 'y'] } },
+    { name: 'p3', qty: 3, price: null, on_sale: null, due: null, meta: null },
+  ];
+  for (const p of prods) expect((await call('POST', '/db/tables/prods/rows', { data: p })).status).toBe(201);
+  expect((await call('POST', '/db/tables', { name: 'many' }, svc)).status).toBe(201);
+  await Promise.all(Array.from({ length: 1100 }, (_, i) => call('POST', '/db/tables/many/rows', { data: { i } })));
+});
+afterAll(() => s.close());
+
+describe('list envelope', () => {
+  it('defaults: limit 100, offset 0, ordered by id (insert order)', async () => {
+    const r = await list('people', '');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ limit: 100, offset: 0, next_offset: null });
+    expect(r.body.total).toBeUndefined();
+    expect(names(r)).toEqual(['ann', 'bob', 'cid', 'dee', 'Eve']);
+  });
+
+  it('limit/offset/next_offset and count=exact', async () => {
+    const a = await list('people', 'limit=2&count=exact');
+    expect(a.body).toMatchObject({ limit: 2, offset: 0, next_offset: 2, total: 5 });
+    expect(names(a)).toEqual(['ann', 'bob']);
+    const b = await list('people', 'limit=2&offset=4');
+    expect(b.body).toMatchObject({ next_offset: null });
+    expect(names(b)).toEqual(['Eve']);
+  });
+
+  it('caps limit 100000 to 1000', async () => {
+    const r = await list('many', 'limit=100000&count=exact');
+    expect(r.status).toBe(200);
+    expect(r.body.limit).toBe(1000);
+    expect(r.body.rows).toHaveLength(1000);
+    expect(r.body.next_offset).toBe(1000);
+    expect(r.body.total).toBe(1100);
+  });
+
+  it.each(['limit=-1', 'limit=abc', 'offset=-5', 'offset=1.5', 'count=planned', 'bogus=1'])('%s → 400', async (qs) => {
+    const r = await list('people', qs);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_request');
+  });
+});
+
+describe('filters on document tables', () => {
+  it.each([
+    ['filter=name.eq.bob', ['bob']],
+    ['filter=age.eq.25', ['bob', 'dee']],
+    ['filter=age.neq.25', ['ann', 'cid', 'Eve']],
+    ['filter=age.gt.31', ['cid', 'Eve']],
+    ['filter=age.gte.31', ['ann', 'cid', 'Eve']],
+    ['filter=age.lt.31', ['bob', 'dee']],
+    ['filter=age.lte.31', ['ann', 'bob', 'dee']],
+    ['filter=name.like.*e*', ['dee', 'Eve']],
+    ['filter=name.like.%25v%25', ['Eve']], ['filter=name.like.E*', ['Eve']], ['filter=name.like.e*', []],
+    ['filter=name.ilike.e*', ['Eve']],
+    ['filter=name.like.b_b', ['bob']],
+    ['filter=name.in.(ann,cid,zed)', ['ann', 'cid']],
+    ['filter=age.in.(25,52)', ['bob', 'dee', 'Eve']],
+    ['filter=nick.is.null', ['ann', 'cid']],
+    ['filter=active.is.true', ['ann', 'cid', 'Eve']],
+    ['filter=active.is.false', ['bob', 'dee']],
+    ['filter=active.eq.true', ['ann', 'cid', 'Eve']],
+    ['filter=tags.contains.["a"]', ['ann', 'dee']],
+    ['filter=tags.contains.["a","c"]', ['dee']],
+    ['filter=tags.contains.b', ['ann', 'bob']],
+    ['filter=address.city.eq.Paris', ['ann', 'cid']],
+    ['filter=data.address.city.eq.Paris', ['ann', 'cid']],
+    ['filter=address.city.eq.Paris&filter=age.gt.35', ['cid']],
+    ['or=(age.eq.25,address.city.eq.Rome)', ['bob', 'dee']],
+    ['or=(name.eq.ann,name.eq.Eve)&filter=active.is.true', ['ann', 'Eve']],
+    ['or=(name.in.(ann,bob),age.gt.50)', ['ann', 'bob', 'Eve']],
+    ['filter=nick.eq."100%_x"', ['Eve']],
+    ['filter=nick.eq.100%25_x', ['Eve']],
+    ['filter=name.eq.nobody', []],
+  ])('%s', async (qs, expected) => {
+    const r = await list('people', qs);
+    expect(r.status, r.text).toBe(200);
+    expect(names(r)).toEqual(expected);
+  });
+
+  it('order asc/desc with nulls and a tie-break', async () => {
+    expect(names(await list('people', 'order=age.desc'))).toEqual(['Eve', 'cid', 'ann', 'bob', 'dee']);
+    expect(names(await list('people', 'order=age.asc,name.desc'))).toEqual(['dee', 'bob', 'ann', 'cid', 'Eve']);
+    expect(names(await list('people', 'order=nick.asc.nullslast')).slice(-2)).toEqual(['ann', 'cid']);
+    expect(names(await list('people', 'order=nick.desc.nullsfirst')).slice(0, 2)).toEqual(['ann', 'cid']);
+    expect(names(await list('people', 'order=address.city.desc&limit=1'))).toEqual(['Eve']);
+  });
+
+  it('select picks data fields; id and timestamps stay', async () => {
+    const r = await list('people', 'select=name,address.city&filter=name.eq.ann');
+    expect(r.body.rows[0]).toEqual({ id: expect.any(String), data: { name: 'ann', 'address.city': 'Paris' }, created_at: expect.any(String), updated_at: expect.any(String) });
+    const t = await list('people', 'select=tags&filter=name.eq.ann');
+    expect(t.body.rows[0].data).toEqual({ tags: ['a', 'b'] });
+  });
+
+  it('filters by id and created_at', async () => {
+    const all = await list('people', '');
+    const id = all.body.rows[1].id;
+    expect(names(await list('people', `filter=id.eq.${id}`))).toEqual(['bob']);
+    expect(names(await list('people', `filter=created_at.gte.${all.body.rows[4].created_at}`))).toContain('Eve');
+  });
+});
+
+describe('filters on relational tables', () => {
+  const pn = (r: { body: { rows: Row[] } }) => r.body.rows.map((x) => x.data.name);
+  it.each([
+    ['filter=qty.eq.2', ['p2']],
+    ['filter=qty.gte.2', ['p2', 'p3']],
+    ['filter=price.lt.2', ['p1']],
+    ['filter=on_sale.is.true', ['p1']],
+    ['filter=on_sale.eq.false', ['p2']],
+    ['filter=on_sale.is.null', ['p3']],
+    ['filter=due.gt.2026-01-15T00:00:00Z', ['p2']],
+    ['filter=due.lt.2026-01-15', ['p1']],
+    ['filter=name.in.(p1,p3)', ['p1', 'p3']],
+    ['filter=name.contains.2', ['p2']],
+    ['filter=meta.tags.contains.["y"]', ['p2']],
+    ['filter=meta.contains.x', []],
+    ['or=(qty.eq.1,qty.eq.3)', ['p1', 'p3']],
+    ['order=qty.desc', ['p3', 'p2', 'p1']],
+  ])('%s', async (qs, expected) => {
+    const r = await list('prods', qs);
+    expect(r.status, r.text).toBe(200);
+    expect(pn(r)).toEqual(expected);
+  });
+
+  it('select returns only the named columns', async () => {
+    const r = await list('prods', 'select=name,qty&filter=qty.eq.1');
+    expect(r.body.rows[0].data).toEqual({ name: 'p1', qty: 1 });
+  });
+
+  it.each([
+    'filter=nope.eq.1',
+    'filter=qty.eq.abc',
+    'filter=qty.eq.1.5',
+    'filter=price.gt.cheap',
+    'filter=on_sale.eq.maybe',
+    'filter=due.gt.notadate',
+    'filter=name.is.maybe',
+    'filter=name.in.1,2',
+    'filter=name.eq',
+    'select=name,nope',
+    'order=nope.desc',
+    'filter=qty.contains.1',
+    'filter=name.sub.eq.1',
+  ])('%s → 400', async (qs) => {
+    const r = await list('prods', qs);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_request');
+  });
+});
+
+// note: each payload must give 400 or an empty result, and the tables stay intact.
+const INJECTION = [
+  "filter=name.eq.' OR '1'='1",
+  "filter=name.eq.x' OR 1=1 --",
+  'filter=name.eq.1; DROP TABLE people',
+  "filter=name.eq.'); DROP TABLE people; --",
+  'filter=name.in.(a) OR 1=1',
+  "filter=name.in.('a'),('b')",
+  'filter=name.like.%25\' OR \'\'=\'',
+  'filter=name;DROP TABLE people.eq.1',
+  'filter=name) OR (1=1.eq.1',
+  'filter=name"--.eq.1',
+  "filter=name'.eq.1",
+  'filter=address.city\') OR 1=1 --.eq.x',
+  'filter=address.`city`.eq.x',
+  'filter=a b.eq.1',
+  'filter=1=1.eq.1',
+  'filter=*.eq.1',
+  'filter=name.eq.1 UNION SELECT * FROM sqlite_master',
+  'filter=name.eq.\\x00',
+  'filter=name.eq.%00',
+  'or=(name.eq.a) OR (1=1)',
+  "or=(name.eq.a,name.eq.b')--",
+  'or=(1=1)',
+  'order=name; DROP TABLE people',
+  'order=(SELECT 1)',
+  'order=name.desc,1',
+  'order=name.asc--',
+  'order=random()',
+  'order=CASE WHEN 1 THEN name END',
+  'select=*,sqlite_version()',
+  'select=name FROM sqlite_master --',
+  'select=(SELECT password_hash FROM "_svc_auth.users")',
+  'select=name,"id"',
+  "select=name'",
+  'limit=1;DROP TABLE people',
+  'offset=0 OR 1=1',
+  'count=exact; DROP TABLE people',
+  'filter=data->>\'name\'.eq.ann',
+  'filter=json_extract(data,\'$.name\').eq.ann',
+];
+
+describe('SQL injection corpus', () => {
+  it(`has ${INJECTION.length} payloads`, () => expect(INJECTION.length).toBeGreaterThanOrEqual(30));
+
+  it.each(INJECTION)('%s → 400 or empty', async (payload) => {
+    const qs = payload.replace(/[^=&]+=(.*)/, (m, v: string) => m.slice(0, m.length - v.length) + encodeURIComponent(v));
+    for (const t of ['people', 'prods']) {
+      const r = await list(t, qs);
+      expect([200, 400]).toContain(r.status);
+      if (r.status === 200) expect(r.body.rows).toEqual([]);
+      else expect(r.body.error.code).toBe('invalid_request');
+    }
+  });
+
+  it.each(['people; DROP TABLE people', "people'--", 'people"', 'sqlite_master', '_svc_meta.tables', '"_svc_auth.users"', '..', 'PEOPLE'])(
+    'table name %s → 400 or 404',
+    async (name) => {
+      const r = await call('GET', `/db/tables/${encodeURIComponent(name)}/rows`);
+      expect([400, 404]).toContain(r.status);
+    },
+  );
+
+  it('column names in a table body are validated', async () => {
+    for (const name of ['a; drop', 'a"b', "a'b", 'A', '1a', 'rowid']) {
+      const r = await call('POST', '/db/tables', { name: 'inj', type: 'relational', columns: [{ name, type: 'text' }] }, s.keys.service);
+      expect(r.status).toBe(400);
+    }
+    const r = await call('POST', '/db/tables', { name: 'inj', type: 'relational', columns: [{ name: 'c', type: 'text', default: "x'); DROP TABLE people; --" }] }, s.keys.service);
+    expect(r.status).toBe(201);
+    const row = await call('POST', '/db/tables/inj/rows', { data: {} });
+    expect(row.body.data.c).toBe("x'); DROP TABLE people; --");
+  });
+
+  it('the tables are intact afterwards', async () => {
+    expect(names(await list('people', ''))).toEqual(['ann', 'bob', 'cid', 'dee', 'Eve']);
+    expect((await list('prods', 'count=exact')).body.total).toBe(3);
+  });
+});

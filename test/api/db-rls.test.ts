@@ -1,0 +1,228 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+const JSON_H = { 'content-type': 'application/json' };
+
+interface Caller {
+  key?: string | null;
+  token?: string;
+}
+async function call(method: string, path: string, body?: unknown, who: Caller = {}) {
+  const headers: Record<string, string> = body === undefined ? {} : { ...JSON_H };
+  if (who.token) headers.authorization = `Bearer ${who.token}`;
+  const res = await s.req(path, { method, key: who.key, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, text };
+}
+const svc = (): Caller => ({ key: s.keys.service });
+
+interface User {
+  id: string;
+  token: string;
+}
+async function register(email: string): Promise<User> {
+  const r = await call('POST', '/auth/register', { email, password: 'correct horse battery staple 1' });
+  expect(r.status, r.text).toBe(200);
+  return { id: r.body.user.id, token: r.body.access_token };
+}
+
+let alice: User;
+let bob: User;
+const OWN = "data->>'owner' = auth.uid()";
+
+beforeAll(async () => {
+  s = await startTestServer();
+  alice = await register('alice@example.com');
+  bob = await register('bob@example.com');
+  expect((await call('POST', '/db/tables', { name: 'todos' }, svc())).status).toBe(201);
+  const put = await call('PUT', '/db/tables/todos/rls', { enabled: true, policies: { select: OWN, insert: OWN, update: OWN, delete: OWN } }, svc());
+  expect(put.status, put.text).toBe(200);
+});
+afterAll(() => s.close());
+
+const count = async (t: string) => (await call('GET', `/db/tables/${t}/rows?count=exact&limit=0`, undefined, svc())).body.total as number;
+
+describe('RLS policies on a document table', () => {
+  it('GET returns what was written', async () => {
+    const r = await call('GET', '/db/tables/todos/rls');
+    expect(r.body).toEqual({ table: 'todos', enabled: true, policies: { select: OWN, insert: OWN, update: OWN, delete: OWN } });
+  });
+
+  it('a user inserts their own row; a row for someone else is 403 rls_denied and not written', async () => {
+    const before = await count('todos');
+    const ok = await call('POST', '/db/tables/todos/rows', { data: { owner: alice.id, t: 'mine' } }, { token: alice.token });
+    expect(ok.status, ok.text).toBe(201);
+    const bad = await call('POST', '/db/tables/todos/rows', { data: { owner: bob.id, t: 'forged' } }, { token: alice.token });
+    expect(bad.status).toBe(403);
+    expect(bad.body.error.code).toBe('rls_denied');
+    const anon = await call('POST', '/db/tables/todos/rows', { data: { owner: null } });
+    expect(anon.status).toBe(403);
+    expect(await count('todos')).toBe(before + 1);
+  });
+
+  it('hidden rows: omitted from lists, 404 on get/patch/delete', async () => {
+    const a = await call('POST', '/db/tables/todos/rows', { data: { owner: alice.id, t: 'secret' } }, { token: alice.token });
+    const listB = await call('GET', '/db/tables/todos/rows', undefined, { token: bob.token });
+    expect(listB.status).toBe(200);
+    expect(listB.body.rows).toEqual([]);
+    const listA = await call('GET', '/db/tables/todos/rows?count=exact', undefined, { token: alice.token });
+    expect(listA.body.rows.map((r: { data: { owner: string } }) => r.data.owner)).toEqual(listA.body.rows.map(() => alice.id));
+    expect(listA.body.total).toBe(listA.body.rows.length);
+    const path = `/db/tables/todos/rows/${a.body.id}`;
+    expect((await call('GET', path, undefined, { token: bob.token })).status).toBe(404);
+    expect((await call('PATCH', path, { data: { t: 'hacked' } }, { token: bob.token })).status).toBe(404);
+    expect((await call('DELETE', path, undefined, { token: bob.token })).status).toBe(404);
+    expect((await call('GET', path)).status).toBe(404);
+    const g = await call('GET', path, undefined, { token: alice.token });
+    expect(g.body.data).toEqual({ owner: alice.id, t: 'secret' });
+  });
+
+  it('an update whose new row fails the policy is 403 and changes nothing', async () => {
+    const a = await call('POST', '/db/tables/todos/rows', { data: { owner: alice.id, t: 'x' } }, { token: alice.token });
+    const path = `/db/tables/todos/rows/${a.body.id}`;
+    const p = await call('PATCH', path, { data: { owner: bob.id } }, { token: alice.token });
+    expect(p.status).toBe(403);
+    expect(p.body.error.code).toBe('rls_denied');
+    expect((await call('GET', path, undefined, { token: alice.token })).body).toEqual(a.body);
+    const ok = await call('PATCH', path, { data: { t: 'y' } }, { token: alice.token });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toEqual({ owner: alice.id, t: 'y' });
+    expect((await call('DELETE', path, undefined, { token: alice.token })).status).toBe(204);
+  });
+
+  it('the service role bypasses RLS', async () => {
+    const r = await call('GET', '/db/tables/todos/rows', undefined, svc());
+    expect(r.body.rows.length).toBeGreaterThan(0);
+    const ins = await call('POST', '/db/tables/todos/rows', { data: { owner: 'nobody' } }, svc());
+    expect(ins.status).toBe(201);
+    expect((await call('GET', `/db/tables/todos/rows/${ins.body.id}`, undefined, svc())).status).toBe(200);
+    const h = { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId };
+    const op = await s.req('/db/tables/todos/rows', { key: null, headers: h });
+    expect(((await op.json()) as { rows: unknown[] }).rows.length).toBeGreaterThan(0);
+  });
+
+  it('an invalid token is 401, not anon', async () => {
+    expect((await call('GET', '/db/tables/todos/rows', undefined, { token: 'lca_garbage' })).status).toBe(401);
+  });
+});
+
+describe('operations without a policy are denied', () => {
+  beforeAll(async () => {
+    expect((await call('POST', '/db/tables', { name: 'readonly_t' }, svc())).status).toBe(201);
+    expect((await call('PUT', '/db/tables/readonly_t/rls', { enabled: true, policies: { select: 'true' } }, svc())).status).toBe(200);
+  });
+
+  it('select true, nothing else: reads work, writes are denied', async () => {
+    const row = await call('POST', '/db/tables/readonly_t/rows', { data: { a: 1 } }, svc());
+    const path = `/db/tables/readonly_t/rows/${row.body.id}`;
+    expect((await call('GET', path)).status).toBe(200);
+    const ins = await call('POST', '/db/tables/readonly_t/rows', { data: { a: 2 } });
+    expect(ins.status).toBe(403);
+    expect(ins.body.error.code).toBe('rls_denied');
+    const upd = await call('PATCH', path, { data: { a: 3 } }, { token: alice.token });
+    expect(upd.status).toBe(403);
+    expect((await call('DELETE', path)).status).toBe(403);
+    expect((await call('GET', path)).body.data).toEqual({ a: 1 });
+  });
+
+  it('enabled with no policies at all: nothing is visible', async () => {
+    expect((await call('POST', '/db/tables', { name: 'closed' }, svc())).status).toBe(201);
+    const row = await call('POST', '/db/tables/closed/rows', { data: { a: 1 } }, svc());
+    expect((await call('PUT', '/db/tables/closed/rls', { enabled: true, policies: {} }, svc())).status).toBe(200);
+    expect((await call('GET', '/db/tables/closed/rows')).body.rows).toEqual([]);
+    expect((await call('GET', `/db/tables/closed/rows/${row.body.id}`, undefined, { token: alice.token })).status).toBe(404);
+    expect((await call('PUT', '/db/tables/closed/rls', { enabled: false, policies: {} }, svc())).status).toBe(200);
+    expect((await call('GET', `/db/tables/closed/rows/${row.body.id}`)).status).toBe(200);
+  });
+});
+
+describe('policy expressions', () => {
+  beforeAll(async () => {
+    const r = await call(
+      'POST',
+      '/db/tables',
+      { name: 'docs', type: 'relational', columns: [{ name: 'owner', type: 'uuid' }, { name: 'level', type: 'int8' }, { name: 'meta', type: 'jsonb' }] },
+      svc(),
+    );
+    expect(r.status).toBe(201);
+  });
+
+  it.each([
+    ['owner = auth.uid() OR level >= 5', 'alice sees own + public'],
+    ["auth.role() = 'authenticated' AND NOT (level IS NULL)", 'role and NOT/IS NULL'],
+    ["auth.jwt() ->> 'sub' = owner", 'jwt claim'],
+    ["level IN (1, 2, 3) AND meta->>'k' = 'v'", 'IN list and JSON path'],
+    ["owner IS NOT NULL AND level <> 0 AND level != 99 AND (level < 10 OR level > 100)", 'comparisons'],
+    ["meta->'a'->>'b' LIKE 'x%'", 'nested JSON path and LIKE'],
+  ])('%s is accepted (%s)', async (expr) => {
+    const r = await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { select: expr } }, svc());
+    expect(r.status, r.text).toBe(200);
+  });
+
+  it('policies are evaluated with the caller: level/owner policy', async () => {
+    expect((await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { select: 'owner = auth.uid() OR level >= 5' } }, svc())).status).toBe(200);
+    await call('POST', '/db/tables/docs/rows', { data: { owner: alice.id, level: 1 } }, svc());
+    await call('POST', '/db/tables/docs/rows', { data: { owner: bob.id, level: 1 } }, svc());
+    await call('POST', '/db/tables/docs/rows', { data: { owner: bob.id, level: 7 } }, svc());
+    const a = await call('GET', '/db/tables/docs/rows?order=level', undefined, { token: alice.token });
+    expect(a.body.rows.map((r: { data: { level: number } }) => r.data.level)).toEqual([1, 7]);
+    const anon = await call('GET', '/db/tables/docs/rows');
+    expect(anon.body.rows.map((r: { data: { level: number } }) => r.data.level)).toEqual([7]);
+    expect((await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { select: "auth.role() = 'anon'" } }, svc())).status).toBe(200);
+    expect((await call('GET', '/db/tables/docs/rows')).body.rows).toHaveLength(3);
+    expect((await call('GET', '/db/tables/docs/rows', undefined, { token: alice.token })).body.rows).toHaveLength(0);
+  });
+
+  it.each([
+    ['owner = = 1', 'does not parse'],
+    ['nope = 1', 'unknown column'],
+    ['owner = auth.uid(); DROP TABLE docs', 'two statements'],
+    ['level = (SELECT 1)', 'subquery'],
+    ['level = 1 UNION SELECT 1', 'union'],
+    ['lower(owner) = 1', 'function'],
+    ["owner = auth.email()", 'unknown auth function'],
+    ['docs.owner = auth.uid()', 'qualified column'],
+    ['level::text = 1', 'cast'],
+    ["level->>'a' = 'b'", 'JSON path on a non-JSON column'],
+    ['', 'empty'],
+    ['owner', 'not boolean'],
+    ['level = $1', 'placeholder'],
+  ])('%s → 400 (%s), previous policy kept', async (expr) => {
+    const before = await call('GET', '/db/tables/docs/rls');
+    const r = await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { select: expr } }, svc());
+    expect(r.status).toBe(400);
+    expect(['unsupported_sql', 'invalid_request', 'invalid_field']).toContain(r.body.error.code);
+    expect((await call('GET', '/db/tables/docs/rls')).body).toEqual(before.body);
+  });
+
+  it('RLS writes need the service role; bad bodies are 400', async () => {
+    expect((await call('PUT', '/db/tables/docs/rls', { enabled: false })).status).toBe(403);
+    expect((await call('PUT', '/db/tables/docs/rls', { enabled: 'yes' }, svc())).status).toBe(400);
+    expect((await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { merge: 'true' } }, svc())).status).toBe(400);
+    expect((await call('PUT', '/db/tables/nope/rls', { enabled: true }, svc())).status).toBe(404);
+  });
+});
+
+describe('profiles', () => {
+  it('a user reads and updates their own row only', async () => {
+    const own = await call('GET', `/db/tables/profiles/rows/${alice.id}`, undefined, { token: alice.token });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.id).toBe(alice.id);
+    expect((await call('GET', `/db/tables/profiles/rows/${bob.id}`, undefined, { token: alice.token })).status).toBe(404);
+    const l = await call('GET', '/db/tables/profiles/rows', undefined, { token: alice.token });
+    expect(l.body.rows.map((r: { id: string }) => r.id)).toEqual([alice.id]);
+    expect((await call('GET', '/db/tables/profiles/rows')).body.rows).toEqual([]);
+    const u = await call('PATCH', `/db/tables/profiles/rows/${alice.id}`, { data: { name: 'Alice' } }, { token: alice.token });
+    expect(u.status, u.text).toBe(200);
+    expect(u.body.data.name).toBe('Alice');
+    expect((await call('PATCH', `/db/tables/profiles/rows/${bob.id}`, { data: { name: 'x' } }, { token: alice.token })).status).toBe(404);
+    expect((await call('DELETE', `/db/tables/profiles/rows/${alice.id}`, undefined, { token: alice.token })).status).toBe(403);
+    expect((await call('GET', '/db/tables/profiles/rows', undefined, svc())).body.rows).toHaveLength(2);
+  });
+
+  it('profiles RLS is readable and its policies are the defaults', async () => {
+    const r = await call('GET', '/db/tables/profiles/rls');
+    expect(r.body).toEqual({ table: 'profiles', enabled: true, policies: { select: 'id = auth.uid()', update: 'id = auth.uid()' } });
+  });
+});
