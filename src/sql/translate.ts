@@ -1,9 +1,7 @@
-import pkg from 'node-sql-parser/build/postgresql.js';
 import type { PolicyParam } from '../services/db/types.js';
 import { EdgeError } from '../edge/errors.js';
+import { sqlParser } from './parser.js';
 
-const { Parser } = pkg as unknown as { Parser: new () => { astify(sql: string, opt: object): unknown } };
-const parser = new Parser();
 
 /** How the translator names the row's columns. */
 export interface ExprScope {
@@ -39,7 +37,7 @@ export function translateExpr(source: string, scope: ExprScope): TranslatedExpr 
   if (source.length > MAX_SOURCE) throw unsupported(`the expression is longer than ${MAX_SOURCE} characters`);
   let ast: unknown;
   try {
-    ast = parser.astify(`SELECT 1 WHERE ${source}`, { database: 'postgresql' });
+    ast = sqlParser('postgresql').astify(`SELECT 1 WHERE ${source}`, { database: 'postgresql' });
   } catch {
     throw unsupported('the expression does not parse as a SQL boolean expression');
   }

@@ -1,11 +1,16 @@
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { SignJWT, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { ProjectRegistry } from '../../project/registry.js';
 import { randomBase62, sha256Hex } from '../../control/secrets.js';
 import { Revocations } from './revocations.js';
+
+// note: jose is loaded on first use (and warmed once the server listens): importing it
+// eagerly adds about 100 ms to `serve`'s start.
+let joseModule: Promise<typeof import('jose')> | null = null;
+export const jose = (): Promise<typeof import('jose')> => (joseModule ??= import('jose'));
 import { initConfigValue, recentRevocations } from './store.js';
 
 export const ACCESS_PREFIX = 'lca_';
@@ -81,6 +86,7 @@ export class Tokens {
   async issue(projectId: string, s: AccessSubject): Promise<IssuedAccess> {
     const jti = uuidv7();
     const iat = Math.floor(this.#now() / 1000);
+    const { SignJWT } = await jose();
     const jwt = await new SignJWT({
       role: s.role,
       sid: s.sessionId,
@@ -133,6 +139,7 @@ export class Tokens {
   async #verifyJwt(projectId: string, jwt: string): Promise<Verified> {
     let payload: JWTPayload;
     try {
+      const { jwtVerify } = await jose();
       ({ payload } = await jwtVerify(jwt, this.#key(projectId), {
         algorithms: ['HS256'],
         audience: projectId,
@@ -141,7 +148,7 @@ export class Tokens {
         requiredClaims: ['sub', 'exp', 'jti'],
       }));
     } catch (err) {
-      if (err instanceof errors.JWTExpired) throw tokenExpired();
+      if (err instanceof (await jose()).errors.JWTExpired) throw tokenExpired();
       throw unauthorized('invalid access token');
     }
     const { sub, sid, role, aal, jti, exp } = payload as Record<string, unknown>;
