@@ -14,6 +14,11 @@ import { AuthService } from './services/auth/auth.js';
 import { authRoutes } from './services/auth/routes.js';
 import { DbService } from './services/db/db.js';
 import { dbRoutes } from './services/db/routes.js';
+import { QueryService } from './services/db/query.js';
+import type { GraphQLService } from './services/db/graphql.js';
+import { RpcService } from './services/db/rpc.js';
+import { sqlRoutes } from './services/db/sql-routes.js';
+import { SqlPool } from './sql/worker/pool.js';
 import { healthRoutes } from './services/health/routes.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
@@ -59,8 +64,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 
+  // note: caller-supplied SQL runs off the main thread (DESIGN.md §10).
+  const sqlPool = new SqlPool({ size: 2, synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL' });
+  const query = new QueryService(sqlPool, config.dataDir, bus);
   const db = new DbService(bus);
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db)];
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
   const pipeline = new Pipeline({
     config,
     routes,
@@ -90,11 +98,26 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     async close() {
       await http?.shutdown(5000);
       live.close();
+      await sqlPool.close();
       credentials.close();
       registry.closeAll();
       control.close();
       bus.close();
       if (config.ephemeral) rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The GraphQL service, loaded on the first GraphQL request: the `graphql` package costs
+ * about 150 ms and 13 MB, which `serve` should not pay before it is ready.
+ */
+function lazyGraphql(db: DbService): Pick<GraphQLService, 'run'> {
+  let service: Promise<GraphQLService> | null = null;
+  return {
+    run: async (...args) => {
+      service ??= import('./services/db/graphql.js').then((m) => new m.GraphQLService(db));
+      return (await service).run(...args);
     },
   };
 }

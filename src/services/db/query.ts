@@ -1,0 +1,338 @@
+import type Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { EdgeError, invalidField, normalize } from '../../edge/errors.js';
+import type { AuthContext } from '../../edge/route.js';
+import type { EventBus } from '../../events/bus.js';
+import type { ProjectLease } from '../../project/registry.js';
+import { quoteIdent } from '../../project/schemas.js';
+import { bindPolicy } from '../../sql/rls.js';
+import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
+import { fromCatalogType, toWire, typeName, typeOfDecl, type ColumnType, type PgType } from '../../sql/pg/types.js';
+import type { SqlPool } from '../../sql/worker/pool.js';
+import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
+import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
+import { publishChanges } from '../../events/change-log.js';
+import { Lru } from '../../sql/pg/lru.js';
+import { registerFunctions } from '../../sql/functions.js';
+import { DbService } from './db.js';
+import { catalogStore } from './store.js';
+import type { TableInfo } from './types.js';
+
+/** One statement's result on the wire. */
+export interface QueryResult {
+  command: string;
+  columns: Array<{ name: string; type: string }>;
+  rows: Array<Record<string, unknown>>;
+  row_count: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 5000;
+const PARSE_TIMEOUT_MS = 3000;
+/** Rows one statement may return through /db/query (page with LIMIT/OFFSET beyond). */
+export const MAX_ROWS = 10_000;
+const MAX_PARAMS = 1000;
+
+interface SchemaCache {
+  version: number;
+  tables: Map<string, ColumnType[] | null>;
+}
+const schemas = new WeakMap<Database.Database, SchemaCache>();
+
+/**
+ * Raw Postgres-style SQL for `POST /db/query` (and `db.query` over JSON-RPC): translated
+ * on the main thread (cached), run in the SQL worker pool. The service role runs
+ * anything; other callers run read-only SELECTs in which every table is its
+ * RLS-filtered form, as the rows API would show it (docs/sql.md).
+ */
+export class QueryService {
+  readonly #db: DbService;
+
+  readonly #bus: EventBus;
+
+  constructor(
+    readonly pool: SqlPool,
+    readonly dataDir: string,
+    bus: EventBus,
+  ) {
+    this.#bus = bus;
+    this.#db = new DbService(bus);
+    bus.on('project.deleted', (e) => pool.forget(this.#file(e.projectId)));
+  }
+
+  #file(projectId: string): string {
+    return join(this.dataDir, 'projects', projectId, 'project.db');
+  }
+
+  /** Validates a `{sql, params?, timeout_ms?}` body. */
+  static parseBody(body: unknown): { sql: string; params: unknown[]; timeoutMs: number } {
+    const b = body as Record<string, unknown>;
+    for (const k of Object.keys(b)) if (!['sql', 'params', 'timeout_ms'].includes(k)) throw invalidField(k, 'unknown field');
+    if (typeof b.sql !== 'string' || b.sql.trim() === '') throw invalidField('sql', 'must be a non-empty string');
+    const params = b.params ?? [];
+    if (!Array.isArray(params) || params.length > MAX_PARAMS) throw invalidField('params', `must be an array of at most ${MAX_PARAMS} values`);
+    let timeoutMs = DEFAULT_TIMEOUT_MS;
+    if (b.timeout_ms !== undefined) {
+      if (typeof b.timeout_ms !== 'number' || !Number.isInteger(b.timeout_ms) || b.timeout_ms < 1 || b.timeout_ms > DEFAULT_TIMEOUT_MS) {
+        throw invalidField('timeout_ms', `must be an integer from 1 to ${DEFAULT_TIMEOUT_MS}`);
+      }
+      timeoutMs = b.timeout_ms;
+    }
+    return { sql: b.sql, params, timeoutMs };
+  }
+
+  /** Runs a script; one statement answers its result, several `{results: […]}`. */
+  async run(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult | { results: QueryResult[] }> {
+    const results = await this.execute(lease, auth, sql, params, timeoutMs);
+    return results.length === 1 ? results[0]! : { results };
+  }
+
+  /**
+   * The synchronous path: an already translated point lookup that SQLite's plan proves
+   * cheap, answered on the main thread without awaiting (the pipeline then replies at
+   * once). Null: use run().
+   */
+  fast(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[]): QueryResult | null {
+    const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
+    const t = cachedTranslation(sql, `${lease.projectId}:${version}`);
+    const only = t && t.statements.length === 1 ? t.statements[0]! : null;
+    if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
+    const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
+    const step = only.steps[0]!;
+    const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
+    const r = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
+    return r ? shape(only.command, only.columns, r) : null;
+  }
+
+  async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult[]> {
+    const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
+    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), `${lease.projectId}:${version}`, (text) => this.pool.parse(text, PARSE_TIMEOUT_MS));
+    if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
+    const service = auth.role === 'service_role';
+    const source = service ? null : this.#rlsSource(lease, auth, t);
+    const statements = t.statements.map((s) =>
+      s.steps.map((step) => {
+        const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
+        return { sql: b.sql, params: b.params, result: step.result === true };
+      }),
+    );
+    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
+    let raw: WorkerResult[];
+    let captured: WorkerChange[] = [];
+    const only = t.statements.length === 1 ? t.statements[0]! : null;
+    if (only?.pointLookup && statements[0]!.length === 1) {
+      const step = statements[0]![0]!;
+      const fast = inline(lease, version, step.sql, step.params);
+      if (fast) return [shape(only.command, only.columns, fast)];
+    }
+    try {
+      const capture = t.readOnly ? undefined : this.#capture(lease, t);
+      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, timeoutMs, maxRows: MAX_ROWS, statements });
+      raw = out.results;
+      captured = out.changes;
+    } catch (err) {
+      throw mapError(err);
+    }
+    // note: DDL ran on a worker connection; the rows API's catalog must not trust its cache.
+    if (schemaChange) catalogStore.invalidate(lease);
+    if (captured.length) {
+      publishChanges(
+        this.#bus,
+        captured.map((c) => ({
+          projectId: lease.projectId,
+          at: c.at,
+          seq: c.seq,
+          op: c.op,
+          table: c.table,
+          id: c.id,
+          data: c.data === null ? null : (JSON.parse(c.data) as Record<string, unknown>),
+          old: c.old === null ? null : (JSON.parse(c.old) as Record<string, unknown>),
+        })),
+      );
+    }
+    return t.statements.map((s, i) => shape(s.command, s.columns, raw[i]!));
+  }
+
+  /** Triggers for the db-catalog tables a writing script names, so its row changes become change events. */
+  #capture(lease: ProjectLease, t: Translation): WorkerJob['capture'] {
+    const tables = this.#db.tables(lease);
+    const setups = [];
+    for (const name of t.tables) {
+      const info = tables.get(name);
+      if (!info) continue;
+      const columns = info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type }));
+      setups.push(trackSetup({ table: name, columns }));
+    }
+    if (!setups.length) return undefined;
+    return { setups, read: READ_CHANGES, clear: CLEAR_CHANGES, append: APPEND_CHANGE };
+  }
+
+  /** Publishable callers: read-only, catalog tables only, each one filtered by its select policy. */
+  #rlsSource(lease: ProjectLease, auth: AuthContext, t: Translation): TableSource {
+    if (!t.readOnly) throw new EdgeError('missing_scope', 'only read-only SELECT statements may run without the service role', { details: { scope: 'service_role' } });
+    const tables = this.#db.tables(lease);
+    for (const name of t.tables) {
+      if (!tables.has(name)) throw new EdgeError('missing_scope', `table "${name}" is not readable without the service role`, { details: { scope: 'service_role' } });
+    }
+    return (name) => {
+      const info = tables.get(name)!;
+      if (!info.rls.enabled) return { sql: quoteIdent(name), params: [] };
+      const p = info.rls.compiled.select ?? { sql: '(0)', params: [] };
+      return { sql: `(SELECT * FROM ${quoteIdent(name)} WHERE ${p.sql})`, params: p.params.length ? bindPolicy(p.params, auth) : [] };
+    };
+  }
+
+  /** A table's columns with their Postgres types (declared type, overridden by the rows API's catalog). */
+  #columns(lease: ProjectLease, version: number, physical: string): ColumnType[] | null {
+    let c = schemas.get(lease.db);
+    if (!c || c.version !== version) {
+      c = { version, tables: new Map() };
+      schemas.set(lease.db, c);
+    }
+    if (c.tables.has(physical)) return c.tables.get(physical)!;
+    const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number }>;
+    let out: ColumnType[] | null = null;
+    if (info.length) {
+      const catalog: TableInfo | undefined = physical.includes('.') ? undefined : this.#db.tables(lease).get(physical);
+      const single = info.filter((col) => col.pk > 0).length === 1;
+      out = info.map((col) => ({ name: col.name, type: catalogType(catalog, col.name) ?? typeOfDecl(col.type), pk: single && col.pk > 0 }));
+    }
+    c.tables.set(physical, out);
+    return out;
+  }
+}
+
+const ticked = new WeakSet<Database.Database>();
+const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
+const plans = new WeakMap<Database.Database, Lru<string, boolean>>();
+const hostPlans = new WeakMap<object, boolean>();
+const UNIQUE_LOOKUP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY \(rowid=\?\)|(?:COVERING )?INDEX (sqlite_autoindex_\S+) \(([^()]*)\))$/;
+
+/**
+ * Runs a point lookup on the main thread when SQLite's plan proves it reads at most one
+ * row by a unique key (no scan, no temp b-tree, no subquery): the worker round trip costs
+ * more than such a read. Anything else returns null and goes to the worker pool.
+ */
+function inline(lease: ProjectLease, version: number, sql: string, params: unknown[], host: object | null = null): WorkerResult | null {
+  const db = lease.db;
+  if (!ticked.has(db)) {
+    // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
+    registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
+    ticked.add(db);
+  }
+  // note: `host` (the service role's bound form of a cached translation) is per SQL text and schema version.
+  let ok = host ? hostPlans.get(host) : undefined;
+  if (ok === false) return null;
+  if (ok === undefined) ok = decide(db, version, sql, params);
+  if (host) hostPlans.set(host, ok);
+  if (!ok) return null;
+  const st = lease.stmt(sql);
+  let columns = inlineColumns.get(st);
+  if (!columns) {
+    st.safeIntegers(true);
+    st.raw(true);
+    columns = st.columns().map((c) => ({ name: c.name, decl: c.type }));
+    inlineColumns.set(st, columns);
+  }
+  const rows = st.all(...params) as unknown[][];
+  return { columns, rows, changes: rows.length, reader: true };
+}
+
+function decide(db: Database.Database, version: number, sql: string, params: unknown[]): boolean {
+  let cache = plans.get(db);
+  if (!cache) {
+    cache = new Lru(500);
+    plans.set(db, cache);
+  }
+  const key = `${version}\0${sql}`;
+  let ok = cache.get(key);
+  if (ok === undefined) {
+    ok = false;
+    try {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
+      if (plan.length === 1) {
+        const m = UNIQUE_LOOKUP.exec(plan[0]!.detail);
+        if (m && (!m[1] || uniqueFully(db, m[1], m[2]!))) ok = true;
+      }
+    } catch {
+      // note: the worker reports the error with its usual mapping.
+    }
+    cache.set(key, ok);
+  }
+  return ok;
+}
+
+/** Whether the lookup constrains every column of the (unique) automatic index with `=`. */
+function uniqueFully(db: Database.Database, index: string, terms: string): boolean {
+  const parts = terms.split(' AND ');
+  if (!parts.every((p) => /^\S+=\?$/.test(p))) return false;
+  return (db.pragma(`index_info(${quoteIdent(index)})`) as unknown[]).length === parts.length;
+}
+
+function catalogType(t: TableInfo | undefined, name: string): PgType | null {
+  if (!t) return null;
+  if (name === 'id') return 'uuid';
+  if (name === 'created_at' || name === 'updated_at') return 'timestamptz';
+  if (name === 'data' && t.def.kind === 'document') return 'jsonb';
+  const c = t.cols.get(name);
+  return c ? fromCatalogType(c.type) : null;
+}
+
+interface Shape {
+  names: string[];
+  types: Array<PgType | null>;
+  /** The wire `columns` when every type is known without looking at values. */
+  wire: Array<{ name: string; type: string }> | null;
+}
+/** Column typing per (statement types, result columns): computed once for a cached statement. */
+const shapes = new WeakMap<WorkerResult['columns'], WeakMap<object, Shape>>();
+const NO_TYPES = {};
+
+function shape(command: string, types: ColumnType[] | null, r: WorkerResult): QueryResult {
+  let byTypes = shapes.get(r.columns);
+  if (!byTypes) {
+    byTypes = new WeakMap();
+    shapes.set(r.columns, byTypes);
+  }
+  const k = types ?? NO_TYPES;
+  let sh = byTypes.get(k);
+  if (!sh) {
+    const known = types && types.length === r.columns.length ? types : null;
+    const names = r.columns.map((c) => c.name);
+    const ts = r.columns.map((c, i) => known?.[i]?.type ?? typeOfDecl(c.decl));
+    sh = { names, types: ts, wire: ts.every((t) => t !== null && t !== 'unknown') ? names.map((name, i) => ({ name, type: typeName(ts[i]!) })) : null };
+    byTypes.set(k, sh);
+  }
+  const { names, types: colTypes } = sh;
+  const rows = new Array<Record<string, unknown>>(r.rows.length);
+  for (let j = 0; j < r.rows.length; j++) {
+    const row = r.rows[j]!;
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) o[names[i]!] = toWire(row[i], colTypes[i] ?? null);
+    rows[j] = o;
+  }
+  return {
+    command,
+    columns: sh.wire ?? names.map((name, i) => ({ name, type: typeName(colTypes[i] ?? null, r.rows[0]?.[i]) })),
+    rows,
+    row_count: r.changes,
+  };
+}
+
+/** Worker errors → EdgeError: constraint and busy codes as everywhere, other SQL errors 400 naming SQLite's reason. */
+function mapError(err: unknown): unknown {
+  if (err instanceof EdgeError) return err;
+  const e = err as { code?: string; message?: string };
+  const msg = String(e.message ?? '');
+  if (e.code === 'pe_too_many_rows') return new EdgeError('invalid_request', msg);
+  if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
+  const input = /pe_invalid_input: (.*)$/s.exec(msg);
+  if (input) return new EdgeError('invalid_request', input[1]!.slice(0, 300));
+  if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
+    const mapped = normalize(Object.assign(new Error(msg), { name: 'SqliteError', code: e.code }));
+    if (mapped.code !== 'internal') return mapped;
+    if (e.code === 'SQLITE_ERROR' || e.code.startsWith('SQLITE_CONSTRAINT') || e.code === 'SQLITE_MISMATCH' || e.code === 'SQLITE_RANGE' || e.code === 'SQLITE_TOOBIG') {
+      return new EdgeError('invalid_request', msg.slice(0, 300));
+    }
+  }
+  return err;
+}

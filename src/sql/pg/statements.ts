@@ -1,0 +1,521 @@
+import { EdgeError } from '../../edge/errors.js';
+import { quoteIdent } from '../../project/schemas.js';
+import { columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { DECLTYPE, pgTypeOf, toCatalogType, type ColumnType, type PgType } from './types.js';
+
+/** One SQLite statement of a translated Postgres statement. */
+export interface Step {
+  /** SQLite text with `\0P<n>\0` / `\0T<name>\0` markers. */
+  sql: string;
+  /** Fixed values bound after the caller's (catalog bookkeeping). */
+  fixed?: unknown[];
+  /** Whether this step's rows are the statement's result. */
+  result?: boolean;
+}
+
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+
+export interface Statement {
+  command: Command;
+  steps: Step[];
+  /** Types of the result columns by position; null where the runtime decides (declared type, value). */
+  columns: ColumnType[] | null;
+  readOnly: boolean;
+  /**
+   * A single-table SELECT of plain columns whose WHERE is only `col = value` terms: cheap
+   * enough to run on the main thread when its plan is a unique-key lookup (query.ts).
+   */
+  pointLookup?: boolean;
+  /** Schema changes, applied to the translator's view so later statements of a script see them. */
+  effect?: { table: string; columns: ColumnType[] | null };
+}
+
+const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+
+export function statement(n: Node, em: Emitter): Statement {
+  switch (n.type) {
+    case 'select': {
+      const s = em.select(n);
+      return { command: 'SELECT', steps: [{ sql: s.sql, result: true }], columns: s.columns, readOnly: true, pointLookup: isPointLookup(n) };
+    }
+    case 'insert':
+      return insert(n, em);
+    case 'update':
+      return update(n, em);
+    case 'delete':
+      return del(n, em);
+    case 'create':
+      if (n.keyword === 'table') return createTable(n, em);
+      if (n.keyword === 'index') return createIndex(n, em);
+      throw unsupported(`CREATE ${String(n.keyword).toUpperCase()}`);
+    case 'alter':
+      return alter(n, em);
+    case 'drop':
+      return drop(n, em);
+    case 'transaction':
+      throw unsupported('transaction control (BEGIN/COMMIT/ROLLBACK): a request is one transaction');
+  }
+  throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
+}
+
+function oneTable(n: Node, em: Emitter): { phys: string; alias: string; columns: ColumnType[] | null } {
+  const list = n.table as Node[] | undefined;
+  if (!Array.isArray(list) || list.length !== 1) throw unsupported('statements on several tables');
+  const t = list[0]!;
+  const phys = em.physical(t.db, t.table);
+  const alias = typeof t.as === 'string' ? t.as.toLowerCase() : String(t.table).toLowerCase();
+  return { phys, alias, columns: em.opts.schema(phys) };
+}
+
+function returning(n: Node, em: Emitter, scope: { alias: string; columns: ColumnType[] | null }[]): { sql: string; columns: ColumnType[] | null } {
+  const r = n.returning as { columns?: Node[] } | undefined;
+  if (!r?.columns?.length) return { sql: '', columns: [] };
+  const parts: string[] = [];
+  const columns: ColumnType[] = [];
+  let known = true;
+  for (const item of r.columns) {
+    const e = item.expr as Node;
+    if (e?.type === 'column_ref' && e.column === '*') {
+      const src = scope[0]!;
+      if (src.columns) {
+        for (const c of src.columns) {
+          parts.push(`${quoteIdent(c.name)} AS ${quoteIdent(c.name)}`);
+          columns.push(c);
+        }
+      } else {
+        parts.push('*');
+        known = false;
+      }
+      continue;
+    }
+    const x = em.expr(e, scope);
+    const alias = typeof item.as === 'string' ? item.as : null;
+    const name = alias ?? x.name;
+    parts.push(`${x.sql} AS ${quoteIdent(name)}`);
+    columns.push({ name, type: x.type === 'unknown' ? 'text' : x.type });
+  }
+  return { sql: ` RETURNING ${parts.join(', ')}`, columns: known ? columns : null };
+}
+
+function typeOf(columns: ColumnType[] | null, name: string): PgType | null {
+  return columns?.find((c) => c.name === name)?.type ?? null;
+}
+
+function insert(n: Node, em: Emitter): Statement {
+  const t = oneTable(n, em);
+  const ref = em.tableRef(t.phys);
+  let cols: string[];
+  if (Array.isArray(n.columns) && n.columns.length) cols = (n.columns as Node[]).map((c) => (typeof c === 'string' ? c : String(c.value)).toLowerCase());
+  else if (t.columns) cols = t.columns.map((c) => c.name);
+  else throw new EdgeError('invalid_request', `relation "${t.phys}" does not exist`);
+  const values = n.values as Node;
+  let body: string;
+  if (values?.type === 'values') {
+    const rows = (values.values as Node[]).map((row) => {
+      const vals = (row.value as Node[]) ?? [];
+      if (vals.length > cols.length) throw new EdgeError('invalid_request', 'INSERT has more expressions than target columns');
+      return `(${vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!))).join(', ')})`;
+    });
+    if (rows.length === 0) throw unsupported('INSERT without rows');
+    const width = (values.values as Node[])[0]!.value as Node[];
+    cols = cols.slice(0, width.length);
+    body = `VALUES ${rows.join(', ')}`;
+  } else if (values?.type === 'select') {
+    body = em.select(values).sql;
+  } else throw unsupported('this INSERT form');
+  const scope = [{ alias: t.alias, columns: t.columns }];
+  let sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${cols.map((c) => em.ident(c)).join(', ')}) ${body}`;
+  if (values?.type === 'select') sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${cols.map((c) => em.ident(c)).join(', ')}) SELECT * FROM (${body}) WHERE true`;
+  const conflict = n.conflict as Node | undefined;
+  if (conflict) sql += onConflict(conflict, em, t, scope);
+  const ret = returning(n, em, scope);
+  return { command: 'INSERT', steps: [{ sql: sql + ret.sql, result: true }], columns: ret.columns, readOnly: false };
+}
+
+/** A value assigned to a column: literals and parameters take the column's type (Postgres assignment casts). */
+function valueFor(em: Emitter, v: Node, type: PgType | null): string {
+  if (v.type === 'column_ref' && !v.table && columnName(v) === 'default') throw unsupported('DEFAULT in VALUES (leave the column out)');
+  return em.coerce(em.expr(v, []), type).sql;
+}
+
+function onConflict(c: Node, em: Emitter, t: { phys: string; alias: string; columns: ColumnType[] | null }, scope: { alias: string; columns: ColumnType[] | null }[]): string {
+  const target = c.target as { expr?: Node[] } | undefined;
+  const cols = target?.expr?.map((e) => em.ident(columnName(e))) ?? [];
+  const action = (c.action as Node | undefined)?.expr as Node | undefined;
+  const tgt = cols.length ? ` (${cols.join(', ')})` : '';
+  if (action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing') return ` ON CONFLICT${tgt} DO NOTHING`;
+  if (action?.type === 'update') {
+    if (!cols.length) throw new EdgeError('invalid_request', 'ON CONFLICT DO UPDATE requires inference specification or constraint name');
+    const excluded = { alias: 'excluded', columns: t.columns };
+    const sets = setList(action.set as Node[], em, t.columns, [...scope, excluded]);
+    const where = action.where ? ` WHERE ${em.bool(action.where as Node, [...scope, excluded])}` : '';
+    return ` ON CONFLICT${tgt} DO UPDATE SET ${sets}${where}`;
+  }
+  throw unsupported('this ON CONFLICT action');
+}
+
+function setList(set: Node[], em: Emitter, columns: ColumnType[] | null, scope: { alias: string; columns: ColumnType[] | null }[]): string {
+  return set
+    .map((s) => {
+      const name = columnName(s);
+      const v = s.value as Node;
+      if (v?.type === 'column_ref' && !v.table && columnName(v) === 'default') throw unsupported('SET col = DEFAULT');
+      const e: Expr = em.coerce(em.expr(v, scope), typeOf(columns, name));
+      return `${em.ident(name)} = ${e.sql}`;
+    })
+    .join(', ');
+}
+
+function update(n: Node, em: Emitter): Statement {
+  const t = oneTable(n, em);
+  const ref = em.tableRef(t.phys);
+  const scope: { alias: string; columns: ColumnType[] | null }[] = [{ alias: t.alias, columns: t.columns }];
+  let from = '';
+  if (Array.isArray(n.from) && n.from.length) {
+    // note: UPDATE … FROM: SQLite (3.33+) has the same form.
+    const items = n.from as Node[];
+    const parts: string[] = [];
+    for (const it of items) {
+      if (typeof it.table !== 'string' || it.join) throw unsupported('this UPDATE … FROM item');
+      const phys = em.physical(it.db, it.table);
+      const alias = typeof it.as === 'string' ? it.as.toLowerCase() : it.table.toLowerCase();
+      parts.push(`${em.tableRef(phys)} AS ${quoteIdent(alias)}`);
+      scope.push({ alias, columns: em.opts.schema(phys) });
+    }
+    from = ` FROM ${parts.join(', ')}`;
+  }
+  const sets = setList(n.set as Node[], em, t.columns, scope);
+  const where = n.where ? `(${em.bool(n.where as Node, scope)}) AND ${tickCall(scope)}` : tickCall(scope);
+  const ret = returning(n, em, scope);
+  return {
+    command: 'UPDATE',
+    steps: [{ sql: `UPDATE ${ref} AS ${quoteIdent(t.alias)} SET ${sets}${from} WHERE ${where}${ret.sql}`, result: true }],
+    columns: ret.columns,
+    readOnly: false,
+  };
+}
+
+function del(n: Node, em: Emitter): Statement {
+  const list = (n.from as Node[] | undefined) ?? [];
+  if (list.length !== 1 || list[0]!.join) throw unsupported('DELETE … USING');
+  const t = list[0]!;
+  const phys = em.physical(t.db, t.table);
+  const alias = typeof t.as === 'string' ? t.as.toLowerCase() : String(t.table).toLowerCase();
+  const ref = em.tableRef(phys);
+  const scope = [{ alias, columns: em.opts.schema(phys) }];
+  const where = n.where ? `(${em.bool(n.where as Node, scope)}) AND ${tickCall(scope)}` : tickCall(scope);
+  const ret = returning(n, em, scope);
+  return {
+    command: 'DELETE',
+    steps: [{ sql: `DELETE FROM ${ref} AS ${quoteIdent(alias)} WHERE ${where}${ret.sql}`, result: true }],
+    columns: ret.columns,
+    readOnly: false,
+  };
+}
+
+// ---------------------------------------------------------------- DDL
+
+interface ColumnSpec {
+  name: string;
+  type: PgType;
+  sql: string;
+  pk: boolean;
+  notNull: boolean;
+  unique: boolean;
+  hasDefault: boolean;
+  references: { table: string; column: string; on_delete: string } | null;
+}
+
+function createTable(n: Node, em: Emitter): Statement {
+  if (n.temporary) throw unsupported('temporary tables');
+  if (n.as || n.query_expr) throw unsupported('CREATE TABLE … AS');
+  if (n.like) throw unsupported('CREATE TABLE … LIKE');
+  const t = (n.table as Node[])[0]!;
+  const phys = em.physical(t.db, t.table);
+  if (phys.startsWith('_svc') || phys.startsWith('pg_')) {
+    if (!phys.includes('.')) throw unsupported(`table name "${phys}" (reserved prefix)`);
+  }
+  em.native = true;
+  const cols: ColumnSpec[] = [];
+  const constraints: string[] = [];
+  let tablePk: string[] | null = null;
+  for (const d of (n.create_definitions as Node[]) ?? []) {
+    if (d.resource === 'column') cols.push(columnSpec(d, em));
+    else if (d.resource === 'constraint') {
+      const ct = String(d.constraint_type ?? '').toLowerCase();
+      const keys = ((d.definition as Node[]) ?? []).map((k) => em.ident(columnName(k)));
+      const named = d.constraint ? `CONSTRAINT ${em.ident(String(d.constraint))} ` : '';
+      if (ct === 'primary key') {
+        tablePk = ((d.definition as Node[]) ?? []).map((k) => columnName(k));
+        constraints.push(`${named}PRIMARY KEY (${keys.join(', ')})`);
+      } else if (ct === 'unique' || ct === 'unique key' || ct === 'unique index') constraints.push(`${named}UNIQUE (${keys.join(', ')})`);
+      else if (ct === 'check') constraints.push(`${named}CHECK (${((d.definition as Node[]) ?? []).map((x) => em.bool(x, [{ alias: phys, columns: cols }])).join(' AND ')})`);
+      else if (ct === 'foreign key') constraints.push(`${named}FOREIGN KEY (${keys.join(', ')}) ${references(d.reference_definition as Node, em).sql}`);
+      else throw unsupported(`table constraint ${ct}`);
+    } else throw unsupported(`this table definition item (${String(d.resource)})`);
+  }
+  em.native = false;
+  if (cols.length === 0) throw unsupported('tables without columns');
+  const body = [...cols.map((c) => c.sql), ...constraints].join(', ');
+  const ine = n.if_not_exists ? 'IF NOT EXISTS ' : '';
+  const steps: Step[] = [{ sql: `CREATE TABLE ${ine}${quoteIdent(phys)} (${body})` }];
+  const catalog = catalogDef(phys, cols, tablePk);
+  if (catalog) {
+    steps.push({
+      sql: `INSERT ${ine ? 'OR IGNORE ' : ''}INTO "_svc_meta.tables" (name, kind, def, created_at) VALUES (?, 'relational', ?, ${NOW})`,
+      fixed: [phys, JSON.stringify(catalog)],
+    });
+  }
+  return {
+    command: 'CREATE TABLE',
+    steps,
+    columns: [],
+    readOnly: false,
+    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type })) },
+  };
+}
+
+/**
+ * A raw-DDL table joins the rows API's catalog when it has the rows API's shape: a
+ * uuid/text primary key `id` and `created_at`/`updated_at` timestamptz columns.
+ */
+function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null): { columns: unknown[]; indexes: unknown[] } | null {
+  if (phys.includes('.')) return null;
+  const id = cols.find((c) => c.name === 'id');
+  const pkOk = id && (id.pk || (tablePk?.length === 1 && tablePk[0] === 'id')) && (id.type === 'uuid' || id.type === 'text');
+  const ts = (name: string) => cols.find((c) => c.name === name)?.type === 'timestamptz';
+  if (!pkOk || !ts('created_at') || !ts('updated_at')) return null;
+  const columns: unknown[] = [];
+  for (const c of cols) {
+    if (c.name === 'id' || c.name === 'created_at' || c.name === 'updated_at') continue;
+    const type = toCatalogType(c.type);
+    if (!type) return null;
+    // note: defaults stay in the table (SQLite applies them); the catalog records none, and such a column is
+    // not required by the rows API (it is "nullable" there: an omitted value takes the default).
+    columns.push({ name: c.name, type, nullable: !c.notNull || c.hasDefault, default: null, unique: c.unique, references: c.references });
+  }
+  return { columns, indexes: [] };
+}
+
+function columnSpec(d: Node, em: Emitter): ColumnSpec {
+  const name = columnName(d.column as Node);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported(`column name "${name}"`);
+  const def = d.definition as Node;
+  const raw = String(def.dataType ?? '');
+  const array = Array.isArray(def.suffix) && (def.suffix as unknown[]).length ? '' : '';
+  let type = pgTypeOf(raw + array);
+  if (!type || type === 'interval' || type === 'unknown') throw unsupported(`column type ${raw.toLowerCase()}`);
+  const serial = /SERIAL/i.test(raw);
+  const pk = Boolean(d.primary_key);
+  const notNull = (d.nullable as Node | undefined)?.type === 'not null' || pk;
+  const unique = Boolean(d.unique);
+  const parts = [quoteIdent(name)];
+  const q = quoteIdent(name);
+  if (serial) {
+    if (!pk) throw unsupported('serial columns other than the primary key');
+    type = 'int8';
+    // note: INTEGER PRIMARY KEY is SQLite's rowid; AUTOINCREMENT never reuses a value, like a sequence.
+    parts.push('INTEGER PRIMARY KEY AUTOINCREMENT');
+  } else {
+    parts.push(DECLTYPE[type as keyof typeof DECLTYPE]);
+    if (pk) parts.push('PRIMARY KEY');
+    if (notNull && !pk) parts.push('NOT NULL');
+    if (pk && type !== 'int4' && type !== 'int8') parts.push('NOT NULL');
+  }
+  if (unique) parts.push('UNIQUE');
+  const dv = d.default_val as Node | undefined;
+  if (dv) {
+    const e = em.coerce(em.expr((dv.value as Node) ?? dv, []), type);
+    parts.push(`DEFAULT (${e.sql})`);
+  }
+  if (def.length && type === 'text' && /CHAR/i.test(raw)) parts.push(`CHECK (length(${q}) <= ${Number(def.length)})`);
+  if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
+  if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
+  if (type === 'text[]') parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
+  const check = d.check as { definition?: Node[] } | undefined;
+  if (check?.definition?.length) {
+    parts.push(`CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);
+  }
+  let refs: ColumnSpec['references'] = null;
+  if (d.reference_definition) {
+    const r = references(d.reference_definition as Node, em);
+    parts.push(r.sql);
+    refs = r.ref;
+  }
+  return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), references: refs };
+}
+
+function references(r: Node, em: Emitter): { sql: string; ref: ColumnSpec['references'] } {
+  const t = (r.table as Node[])[0]!;
+  const phys = em.physical(t.db, t.table);
+  const cols = ((r.definition as Node[]) ?? []).map((c) => columnName(c));
+  let sql = `REFERENCES ${quoteIdent(phys)}${cols.length ? ` (${cols.map(quoteIdent).join(', ')})` : ''}`;
+  let onDelete = 'no action';
+  for (const a of (r.on_action as Node[]) ?? []) {
+    const kind = String(a.type).toLowerCase();
+    const v = String((a.value as Node | undefined)?.value ?? '').toLowerCase();
+    if (!['cascade', 'set null', 'restrict', 'no action', 'set default'].includes(v)) throw unsupported(`${kind} ${v}`);
+    if (kind === 'on delete') onDelete = v;
+    else if (kind !== 'on update') throw unsupported(kind);
+    sql += ` ${kind.toUpperCase()} ${v.toUpperCase()}`;
+  }
+  return { sql, ref: cols.length === 1 ? { table: phys, column: cols[0]!, on_delete: onDelete } : null };
+}
+
+function createIndex(n: Node, em: Emitter): Statement {
+  const t = n.table as Node;
+  const phys = em.physical(t.db, t.table);
+  const name = typeof n.index === 'string' ? n.index.toLowerCase() : null;
+  if (!name || !/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported('indexes without a valid name');
+  if (n.index_using) throw unsupported('index methods (USING …)');
+  const uniq = String(n.index_type ?? '').toLowerCase() === 'unique' ? 'UNIQUE ' : '';
+  if (n.index_type && !uniq) throw unsupported(`${String(n.index_type)} indexes`);
+  em.native = true;
+  const scope = [{ alias: phys, columns: em.opts.schema(phys) }];
+  const cols = ((n.index_columns as Node[]) ?? []).map((c) => {
+    const dir = String(c.order_by ?? c.type_order ?? '').toUpperCase();
+    const e = c.type === 'column_ref' ? em.ident(columnName(c)) : `(${em.expr(c, scope).sql})`;
+    return dir === 'DESC' ? `${e} DESC` : e;
+  });
+  const where = n.where ? ` WHERE ${em.bool(n.where as Node, scope)}` : '';
+  em.native = false;
+  const ine = n.if_not_exists ? 'IF NOT EXISTS ' : '';
+  // note: index names are schema-wide in Postgres and database-wide in SQLite: the same rule for one schema.
+  return {
+    command: 'CREATE INDEX',
+    steps: [{ sql: `CREATE ${uniq}INDEX ${ine}${quoteIdent(name)} ON ${quoteIdent(phys)} (${cols.join(', ')})${where}` }],
+    columns: [],
+    readOnly: false,
+  };
+}
+
+function alter(n: Node, em: Emitter): Statement {
+  if (n.keyword !== 'table') throw unsupported(`ALTER ${String(n.keyword).toUpperCase()}`);
+  const t = (n.table as Node[])[0]!;
+  const phys = em.physical(t.db, t.table);
+  const actions = (n.expr as Node[]) ?? [];
+  if (actions.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
+  const a = actions[0]!;
+  const action = String(a.action).toLowerCase();
+  const q = quoteIdent(phys);
+  const columns = em.opts.schema(phys);
+  if (action === 'add' && a.resource === 'column') {
+    em.native = true;
+    const c = columnSpec(a, em);
+    em.native = false;
+    const steps: Step[] = [{ sql: `ALTER TABLE ${q} ADD COLUMN ${c.sql}` }];
+    const type = toCatalogType(c.type);
+    if (type) {
+      steps.push({
+        sql: `UPDATE "_svc_meta.tables" SET def = json_set(def, '$.columns[#]', json(?)) WHERE name = ?`,
+        fixed: [JSON.stringify({ name: c.name, type, nullable: true, default: null, unique: c.unique, references: c.references }), phys],
+      });
+    }
+    return { command: 'ALTER TABLE', steps, columns: [], readOnly: false, effect: { table: phys, columns: columns ? [...columns, { name: c.name, type: c.type }] : null } };
+  }
+  if (action === 'drop' && a.resource === 'column') {
+    const name = columnName(a.column as Node);
+    return {
+      command: 'ALTER TABLE',
+      steps: [
+        { sql: `ALTER TABLE ${q} DROP COLUMN ${em.ident(name)}` },
+        {
+          sql: `UPDATE "_svc_meta.tables" SET def = json_set(def, '$.columns', (SELECT json_group_array(json(value)) FROM json_each(def, '$.columns') WHERE json_extract(value, '$.name') <> ?)) WHERE name = ?`,
+          fixed: [name, phys],
+        },
+      ],
+      columns: [],
+      readOnly: false,
+      effect: { table: phys, columns: columns ? columns.filter((c) => c.name !== name) : null },
+    };
+  }
+  if (action === 'rename' && a.resource === 'column') {
+    // note: from the MySQL-grammar fallback of parse.ts; its column refs carry plain strings.
+    const from = String((a.old_column as Node | undefined)?.column ?? '').toLowerCase();
+    const to = String((a.column as Node | undefined)?.column ?? '').toLowerCase();
+    const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+    if (!NAME.test(from) || !NAME.test(to)) throw unsupported('this RENAME COLUMN');
+    return {
+      command: 'ALTER TABLE',
+      steps: [
+        { sql: `ALTER TABLE ${q} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}` },
+        {
+          sql: `UPDATE "_svc_meta.tables" SET def = json_set(def, '$.columns', (SELECT json_group_array(json_set(value, '$.name', CASE WHEN json_extract(value, '$.name') = ? THEN ? ELSE json_extract(value, '$.name') END)) FROM json_each(def, '$.columns'))) WHERE name = ?`,
+          fixed: [from, to, phys],
+        },
+      ],
+      columns: [],
+      readOnly: false,
+      effect: { table: phys, columns: columns ? columns.map((c) => (c.name === from ? { ...c, name: to } : c)) : null },
+    };
+  }
+  if (action === 'rename' && a.resource === 'table') {
+    const to = em.physical(null, a.table);
+    return {
+      command: 'ALTER TABLE',
+      steps: [
+        { sql: `ALTER TABLE ${q} RENAME TO ${quoteIdent(to)}` },
+        { sql: `UPDATE "_svc_meta.tables" SET name = ? WHERE name = ?`, fixed: [to, phys] },
+        { sql: `UPDATE "_svc_meta.rls" SET tbl = ? WHERE tbl = ?`, fixed: [to, phys] },
+      ],
+      columns: [],
+      readOnly: false,
+      effect: { table: to, columns },
+    };
+  }
+  throw unsupported(`ALTER TABLE … ${action.toUpperCase()} ${String(a.resource ?? '').toUpperCase()}`);
+}
+
+function drop(n: Node, em: Emitter): Statement {
+  const kw = String(n.keyword).toLowerCase();
+  const ie = String(n.prefix ?? '').toUpperCase() === 'IF EXISTS' ? 'IF EXISTS ' : '';
+  const names = Array.isArray(n.name) ? (n.name as Node[]) : [];
+  if (kw === 'table') {
+    const steps: Step[] = [];
+    const effects: string[] = [];
+    for (const x of names) {
+      // note: the parser reads a trailing CASCADE/RESTRICT as an alias.
+      const mode = typeof x.as === 'string' ? x.as.toLowerCase() : null;
+      if (mode === 'cascade') throw unsupported('DROP TABLE … CASCADE');
+      if (mode && mode !== 'restrict') throw unsupported('DROP TABLE with this option');
+      const phys = em.physical(x.db, x.table);
+      steps.push({ sql: `DROP TABLE ${ie}${quoteIdent(phys)}` });
+      steps.push({ sql: `DELETE FROM "_svc_meta.tables" WHERE name = ?`, fixed: [phys] });
+      steps.push({ sql: `DELETE FROM "_svc_meta.rls" WHERE tbl = ?`, fixed: [phys] });
+      effects.push(phys);
+    }
+    if (!steps.length) throw unsupported('DROP TABLE without a table');
+    return { command: 'DROP TABLE', steps, columns: [], readOnly: false, effect: { table: effects[0]!, columns: null } };
+  }
+  if (kw === 'index') {
+    const list = Array.isArray(n.name) ? (n.name as Node[]) : n.name ? [n.name as Node] : [];
+    const steps = list.map((x) => ({ sql: `DROP INDEX ${ie}${em.ident((x.type === 'column_ref' ? columnName(x) : String(x.table ?? x.value ?? '')).toLowerCase())}` }));
+    if (!steps.length) throw unsupported('DROP INDEX without an index');
+    return { command: 'DROP INDEX', steps, columns: [], readOnly: false };
+  }
+  throw unsupported(`DROP ${kw.toUpperCase()}`);
+}
+
+const LEAF = new Set(['var', 'number', 'single_quote_string', 'bool']);
+
+/** See Statement.pointLookup: decided on the AST, before any plan is looked at. */
+function isPointLookup(n: Node): boolean {
+  if ((Array.isArray(n.with) && n.with.length) || n._next || n.having || n.window) return false;
+  if ((n.distinct as Node | null | undefined)?.type) return false;
+  if ((n.groupby as { columns?: unknown[] } | null | undefined)?.columns?.length) return false;
+  if (Array.isArray(n.orderby) && n.orderby.length) return false;
+  const from = n.from as Node[] | undefined;
+  if (!Array.isArray(from) || from.length !== 1 || typeof from[0]!.table !== 'string' || from[0]!.join || from[0]!.expr) return false;
+  const cols = (n.columns as Node[] | undefined) ?? [];
+  if (!cols.length || !cols.every((c) => c.type !== 'cast' && (c.expr as Node | undefined)?.type === 'column_ref')) return false;
+  const eqOnly = (w: Node | undefined): boolean => {
+    if (!w || w.type !== 'binary_expr') return false;
+    const op = String(w.operator).toUpperCase();
+    if (op === 'AND') return eqOnly(w.left as Node) && eqOnly(w.right as Node);
+    if (op !== '=') return false;
+    const l = w.left as Node;
+    const r = w.right as Node;
+    return (l.type === 'column_ref' && LEAF.has(String(r.type))) || (r.type === 'column_ref' && LEAF.has(String(l.type)));
+  };
+  return eqOnly(n.where as Node | undefined);
+}

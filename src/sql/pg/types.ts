@@ -1,0 +1,235 @@
+/**
+ * The Postgres types the translator knows, how each is declared in SQLite and how its
+ * stored values are typed back on the wire (docs/sql.md "Types").
+ */
+export type PgType =
+  | 'int4'
+  | 'int8'
+  | 'float8'
+  | 'numeric'
+  | 'text'
+  | 'bool'
+  | 'timestamptz'
+  | 'timestamp'
+  | 'date'
+  | 'jsonb'
+  | 'json'
+  | 'uuid'
+  | 'bytea'
+  | 'text[]'
+  | 'interval'
+  /** A string literal or a bound parameter whose type comes from its context. */
+  | 'unknown';
+
+/** A column of a source as the translator sees it. */
+export interface ColumnType {
+  name: string;
+  type: PgType | null;
+  /** The table's single-column primary key. */
+  pk?: boolean;
+}
+
+/** Reads a physical table's columns (in physical order); null when the table does not exist. */
+export type SchemaLookup = (physical: string) => ColumnType[] | null;
+
+/** A Postgres type name as written in SQL (upper-cased by the parser) → our type, or null when unsupported. */
+export function pgTypeOf(name: string): PgType | null {
+  const n = name.toUpperCase().replace(/\s+/g, ' ').trim();
+  switch (n) {
+    case 'INT':
+    case 'INT2':
+    case 'INT4':
+    case 'INTEGER':
+    case 'SMALLINT':
+    case 'SERIAL':
+    case 'SERIAL4':
+    case 'SMALLSERIAL':
+      return 'int4';
+    case 'BIGINT':
+    case 'INT8':
+    case 'BIGSERIAL':
+    case 'SERIAL8':
+      return 'int8';
+    case 'REAL':
+    case 'FLOAT':
+    case 'FLOAT4':
+    case 'FLOAT8':
+    case 'DOUBLE':
+    case 'DOUBLE PRECISION':
+      return 'float8';
+    case 'NUMERIC':
+    case 'DECIMAL':
+      return 'numeric';
+    case 'TEXT':
+    case 'VARCHAR':
+    case 'CHARACTER VARYING':
+    case 'CHAR':
+    case 'CHARACTER':
+    case 'CITEXT':
+      return 'text';
+    case 'BOOL':
+    case 'BOOLEAN':
+      return 'bool';
+    case 'TIMESTAMPTZ':
+    case 'TIMESTAMP WITH TIME ZONE':
+      return 'timestamptz';
+    case 'TIMESTAMP':
+    case 'TIMESTAMP WITHOUT TIME ZONE':
+      return 'timestamp';
+    case 'DATE':
+      return 'date';
+    case 'JSONB':
+      return 'jsonb';
+    case 'JSON':
+      return 'json';
+    case 'UUID':
+      return 'uuid';
+    case 'BYTEA':
+      return 'bytea';
+    case 'TEXT[]':
+    case 'VARCHAR[]':
+      return 'text[]';
+    case 'INTERVAL':
+      return 'interval';
+  }
+  return null;
+}
+
+/** The SQLite declared type of a column of that type; its affinity keeps stored values as the translator expects. */
+export const DECLTYPE: Record<Exclude<PgType, 'interval' | 'unknown'>, string> = {
+  int4: 'INTEGER',
+  int8: 'BIGINT',
+  float8: 'FLOAT8',
+  numeric: 'NUMERIC',
+  text: 'TEXT',
+  bool: 'BOOLEAN',
+  timestamptz: 'TIMESTAMPTZ',
+  timestamp: 'TIMESTAMP',
+  date: 'DATE',
+  jsonb: 'JSONB',
+  json: 'JSON',
+  uuid: 'UUID',
+  bytea: 'BYTEA',
+  'text[]': 'TEXT_ARRAY',
+};
+
+/** A SQLite declared type (ours, or a table made by the rows API) → our type. */
+export function typeOfDecl(decl: string | null | undefined): PgType | null {
+  if (!decl) return null;
+  const u = decl.toUpperCase();
+  switch (u) {
+    case 'BOOLEAN':
+      return 'bool';
+    case 'TIMESTAMPTZ':
+      return 'timestamptz';
+    case 'TIMESTAMP':
+      return 'timestamp';
+    case 'DATE':
+      return 'date';
+    case 'JSONB':
+      return 'jsonb';
+    case 'JSON':
+      return 'json';
+    case 'UUID':
+      return 'uuid';
+    case 'BYTEA':
+    case 'BLOB':
+      return 'bytea';
+    case 'TEXT_ARRAY':
+      return 'text[]';
+    case 'NUMERIC':
+      return 'numeric';
+    case 'BIGINT':
+      return 'int8';
+  }
+  if (u.includes('INT')) return 'int8';
+  if (u.includes('REAL') || u.includes('FLOA') || u.includes('DOUB')) return 'float8';
+  if (u.includes('TEXT') || u.includes('CHAR') || u.includes('CLOB')) return 'text';
+  return null;
+}
+
+/** The catalog's column types (rows API tables) → ours. */
+export const fromCatalogType = (t: string): PgType =>
+  (({ text: 'text', int8: 'int8', float8: 'float8', bool: 'bool', timestamptz: 'timestamptz', jsonb: 'jsonb', uuid: 'uuid', bytea: 'bytea' }) as Record<string, PgType>)[t] ?? 'text';
+
+/** Ours → the catalog's column types, for tables made by raw DDL (null: the table cannot be presented). */
+export function toCatalogType(t: PgType | null): string | null {
+  switch (t) {
+    case 'int4':
+    case 'int8':
+      return 'int8';
+    case 'float8':
+    case 'numeric':
+      return 'float8';
+    case 'text':
+    case 'date':
+    case 'timestamp':
+      return 'text';
+    case 'bool':
+    case 'timestamptz':
+    case 'jsonb':
+    case 'uuid':
+    case 'bytea':
+      return t;
+    case 'json':
+    case 'text[]':
+      return 'jsonb';
+  }
+  return null;
+}
+
+/** A stored value → its wire form for the column's type (DESIGN.md §6: ISO dates, JSON as JSON, int8 as numbers). */
+export function toWire(v: unknown, t: PgType | null): unknown {
+  if (v === null || v === undefined) return null;
+  switch (t) {
+    case 'bool':
+      return typeof v === 'bigint' ? v !== 0n : typeof v === 'number' ? v !== 0 : v === 'true' || v === 't';
+    case 'jsonb':
+    case 'json':
+    case 'text[]':
+      if (typeof v === 'string') {
+        try {
+          return JSON.parse(v) as unknown;
+        } catch {
+          return v;
+        }
+      }
+      return typeof v === 'bigint' ? bigToWire(v) : v;
+    case 'timestamptz': {
+      if (typeof v !== 'string') return v;
+      // note: the stored form is already the wire form; only other spellings are re-parsed.
+      if (v.length === 24 && ISO_MS.test(v)) return v;
+      const d = new Date(/[zZ]|[+-]\d\d(:?\d\d)?$/.test(v) ? v : `${v.replace(' ', 'T')}Z`);
+      return Number.isNaN(d.getTime()) ? v : d.toISOString();
+    }
+    case 'text':
+    case 'uuid':
+    case 'date':
+    case 'timestamp':
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v === 'number') return String(v);
+      if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+      return v;
+    case 'float8':
+    case 'numeric':
+      return typeof v === 'bigint' ? Number(v) : v;
+  }
+  if (typeof v === 'bigint') return bigToWire(v);
+  if (v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
+  return v;
+}
+
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** int8: a number while exact, a decimal string past 2^53. */
+export const bigToWire = (v: bigint): number | string =>
+  v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
+
+/** The wire name of a result column's type. */
+export const typeName = (t: PgType | null, v?: unknown): string => {
+  if (t && t !== 'unknown') return t;
+  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) return 'int8';
+  if (typeof v === 'number') return 'float8';
+  if (v instanceof Uint8Array) return 'bytea';
+  return 'text';
+};

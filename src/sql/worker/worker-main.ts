@@ -1,0 +1,219 @@
+import type Database from 'better-sqlite3';
+
+/** A job for a SQL worker: one script, run in one transaction on one project file. */
+export interface WorkerJob {
+  id: number;
+  file: string;
+  /** The caller may only read: every statement must be read-only (checked again here). */
+  restricted: boolean;
+  /** Every statement reads only: a deferred read transaction, which never waits for writers (WAL). */
+  readOnly: boolean;
+  /** Change capture for writes to db-catalog tables (src/sql/pg/changes.ts). */
+  capture?: {
+    setups: Array<{ table: string; key: string; sql: string[] }>;
+    read: string;
+    clear: string;
+    append: string;
+  };
+  /** The script changes the schema: cached statements of this connection are dropped after it. */
+  schemaChange?: boolean;
+  timeoutMs: number;
+  /** Rows one statement may return; more is an error (never a silently shorter result). */
+  maxRows: number;
+  /** Per statement, its SQLite steps. */
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean }>>;
+}
+
+export interface WorkerResult {
+  columns: Array<{ name: string; decl: string | null }>;
+  rows: unknown[][];
+  changes: number;
+  reader: boolean;
+}
+
+/** A captured row change, appended to the change log (seq) inside the script's transaction. */
+export interface WorkerChange {
+  seq: number;
+  at: string;
+  op: 'insert' | 'update' | 'delete';
+  table: string;
+  id: string;
+  data: string | null;
+  old: string | null;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[] }
+  | { id: number; ok: true; ast: unknown }
+  | { id: number; ok: false; code: string; message: string }
+  | { id: number; ok: true; closed: true };
+
+/**
+ * The body of a SQL worker thread. Sent as source text with `toString()` (see
+ * functions.ts), so it is self-contained: everything it needs arrives as arguments.
+ */
+export function workerMain(
+  deps: {
+    parentPort: { on(ev: 'message', f: (m: unknown) => void): void; postMessage(m: unknown): void };
+    Database: typeof Database;
+    register: (db: Database.Database, deadline: { at: number; n: number }) => void;
+    /** node-sql-parser's PostgreSQL `astify` (parsing big SQL is slow: it runs here, off the main thread). */
+    parse: (sql: string) => unknown;
+  },
+  options: { maxConnections: number; synchronous: string },
+): void {
+  type Conn = { db: Database.Database; stmts: Map<string, Database.Statement>; triggers: Map<string, string> };
+  const conns = new Map<string, Conn>();
+  const columnsOf = new WeakMap<Database.Statement, Array<{ name: string; decl: string | null }>>();
+  const deadline = { at: Number.POSITIVE_INFINITY, n: 0 };
+  const open = (file: string) => {
+    let c = conns.get(file);
+    if (c) {
+      conns.delete(file);
+      conns.set(file, c);
+      return c;
+    }
+    const db = new deps.Database(file, { fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    db.pragma(`synchronous = ${options.synchronous}`);
+    db.pragma('foreign_keys = ON');
+    // note: sorts and temp b-trees of caller SQL spill to disk instead of growing the process's memory.
+    db.pragma('temp_store = FILE');
+    deps.register(db, deadline);
+    c = { db, stmts: new Map(), triggers: new Map() };
+    conns.set(file, c);
+    while (conns.size > options.maxConnections) {
+      const [k, v] = conns.entries().next().value as [string, { db: Database.Database }];
+      conns.delete(k);
+      v.db.close();
+    }
+    return c;
+  };
+  const prepare = (c: Conn, sql: string) => {
+    let s = c.stmts.get(sql);
+    if (!s) {
+      s = c.db.prepare(sql);
+      s.safeIntegers(true);
+      if (c.stmts.size >= 200) c.stmts.delete(c.stmts.keys().next().value as string);
+      c.stmts.set(sql, s);
+    }
+    return s;
+  };
+  deps.parentPort.on('message', (m: unknown) => {
+    const msg = m as { close?: string; job?: WorkerJob; parse?: { id: number; sql: string } };
+    if (msg.parse !== undefined) {
+      try {
+        deps.parentPort.postMessage({ id: msg.parse.id, ok: true, ast: deps.parse(msg.parse.sql) });
+      } catch (err) {
+        deps.parentPort.postMessage({ id: msg.parse.id, ok: false, code: 'pe_parse', message: String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 300) });
+      }
+      return;
+    }
+    if (msg.close !== undefined) {
+      const c = conns.get(msg.close);
+      if (c) {
+        conns.delete(msg.close);
+        c.db.close();
+      }
+      return;
+    }
+    const job = msg.job!;
+    try {
+      const c = open(job.file);
+      deadline.at = Date.now() + job.timeoutMs;
+      deadline.n = 0;
+      const results: WorkerResult[] = [];
+      const changes: WorkerChange[] = [];
+      const capture = job.capture;
+      const run = () => {
+        if (capture) {
+          for (const t of capture.setups) {
+            if (c.triggers.get(t.table) === t.key) continue;
+            for (const sql of t.sql) c.db.exec(sql);
+            c.triggers.set(t.table, t.key);
+          }
+        }
+        for (const steps of job.statements) {
+          let out: WorkerResult = { columns: [], rows: [], changes: 0, reader: false };
+          for (const step of steps) {
+            let s: Database.Statement;
+            try {
+              s = prepare(c, step.sql);
+            } catch (err) {
+              // note: a schema change by an earlier statement of the script invalidates cached statements.
+              c.stmts.clear();
+              throw err;
+            }
+            if ((job.restricted || job.readOnly) && !s.readonly) throw Object.assign(new Error('only read-only statements are allowed'), { code: 'pe_read_only' });
+            let r: WorkerResult;
+            if (s.reader) {
+              const rows: unknown[][] = [];
+              for (const row of s.raw(true).iterate(...step.params) as IterableIterator<unknown[]>) {
+                if (rows.length === job.maxRows) {
+                  throw Object.assign(new Error(`the statement returns more than ${job.maxRows} rows; add a LIMIT`), { code: 'pe_too_many_rows' });
+                }
+                rows.push(row);
+              }
+              let cols = columnsOf.get(s);
+              if (!cols) {
+                cols = s.columns().map((col) => ({ name: col.name, decl: col.type }));
+                columnsOf.set(s, cols);
+              }
+              r = { columns: cols, rows, changes: rows.length, reader: true };
+            } else {
+              const info = s.run(...step.params);
+              r = { columns: [], rows: [], changes: Number(info.changes), reader: false };
+            }
+            if (step.result) out = r;
+          }
+          results.push(out);
+        }
+        if (capture) {
+          const at = new Date().toISOString();
+          const rows = prepare(c, capture.read).raw(false).all() as Array<{ op: WorkerChange['op']; tbl: string; row_id: string; data: string | null; old: string | null }>;
+          const append = prepare(c, capture.append);
+          for (const r of rows) {
+            const info = append.run(at, r.op, r.tbl, r.row_id, r.data, r.old);
+            changes.push({ seq: Number(info.lastInsertRowid), at, op: r.op, table: r.tbl, id: String(r.row_id), data: r.data, old: r.old });
+          }
+          if (rows.length) prepare(c, capture.clear).run();
+        }
+      };
+      if (job.readOnly && job.statements.length === 1 && job.statements[0]!.length === 1) run();
+      else if (job.readOnly) {
+        // note: a read transaction gives every statement of the script one snapshot.
+        c.db.exec('BEGIN');
+        try {
+          run();
+        } finally {
+          c.db.exec('ROLLBACK');
+        }
+      } else c.db.transaction(run).immediate();
+      if (job.schemaChange) {
+        c.stmts.clear();
+        // note: a dropped or altered table loses its TEMP triggers; they are made again on next use.
+        c.triggers.clear();
+      }
+      deps.parentPort.postMessage({ id: job.id, ok: true, results, changes });
+    } catch (err) {
+      // note: a rolled-back transaction also undid any TEMP trigger it created.
+      if (job.capture) conns.get(job.file)?.triggers.clear();
+      const e = err as { code?: unknown; message?: unknown };
+      const message = String(e.message ?? err);
+      const code = message.includes('pe_statement_timeout') ? 'pe_statement_timeout' : typeof e.code === 'string' ? e.code : 'pe_error';
+      deps.parentPort.postMessage({ id: job.id, ok: false, code, message });
+    } finally {
+      deadline.at = Number.POSITIVE_INFINITY;
+      if (conns.size && job.file) {
+        const c = conns.get(job.file);
+        if (c && c.db.inTransaction) {
+          try {
+            c.db.exec('ROLLBACK');
+          } catch {
+            // note: already rolled back by SQLite.
+          }
+        }
+      }
+    }
+  });
+}

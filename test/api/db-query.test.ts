@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.close());
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const post = (body: unknown, key: string | null = s.keys.service, headers: Record<string, string> = {}) =>
+  s.req('/db/query', { method: 'POST', key, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) });
+const ok = async (sql: string, params: unknown[] = []) => {
+  const res = await post({ sql, params });
+  const body = await res.json();
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body as { command: string; columns: { name: string; type: string }[]; rows: Record<string, unknown>[]; row_count: number };
+};
+const fails = async (body: unknown, status: number, code: string, key: string | null = s.keys.service) => {
+  const res = await post(body, key);
+  expect(res.status).toBe(status);
+  const e = await errorOf(res);
+  expect(e.code).toBe(code);
+  return e;
+};
+
+describe('POST /db/query (service role)', () => {
+  it('runs DDL, DML with bound parameters and typed SELECTs', async () => {
+    const ddl = await ok(
+      `create table notes (id bigserial primary key, title text not null, body jsonb, pinned boolean default false, noted_at timestamptz default now(), big int8)`,
+    );
+    expect(ddl).toEqual({ command: 'CREATE TABLE', columns: [], rows: [], row_count: 0 });
+    const ins = await ok(`insert into notes (title, body, pinned, big) values ($1, $2, $3, $4), ('second', null, false, 9007199254740993) returning id, title, body, pinned`, [
+      'first',
+      { tags: ['a', 'b'], n: 1 },
+      true,
+      42,
+    ]);
+    expect(ins.command).toBe('INSERT');
+    expect(ins.row_count).toBe(2);
+    expect(ins.rows).toEqual([
+      { id: 1, title: 'first', body: { n: 1, tags: ['a', 'b'] }, pinned: true },
+      { id: 2, title: 'second', body: null, pinned: false },
+    ]);
+    const sel = await ok(`select id, title, body -> 'tags' ->> 0 as tag, pinned, noted_at, big from notes where title ilike $1 order by id`, ['%S%']);
+    expect(sel.columns).toEqual([
+      { name: 'id', type: 'int8' },
+      { name: 'title', type: 'text' },
+      { name: 'tag', type: 'text' },
+      { name: 'pinned', type: 'bool' },
+      { name: 'noted_at', type: 'timestamptz' },
+      { name: 'big', type: 'int8' },
+    ]);
+    expect(sel.rows).toHaveLength(2);
+    expect(sel.rows[0]).toMatchObject({ id: 1, title: 'first', tag: 'a', pinned: true, big: 42 });
+    // note: int8 past 2^53 is a decimal string, exact.
+    expect(sel.rows[1]).toMatchObject({ id: 2, tag: null, pinned: false, big: '9007199254740993' });
+    expect(new Date(sel.rows[0]!.noted_at as string).toISOString()).toBe(sel.rows[0]!.noted_at);
+    const upd = await ok(`update notes set pinned = not pinned where id = $1`, [2]);
+    expect(upd).toMatchObject({ command: 'UPDATE', row_count: 1, rows: [] });
+    const del = await ok(`delete from notes where id = 1 returning title`);
+    expect(del).toMatchObject({ command: 'DELETE', row_count: 1, rows: [{ title: 'first' }] });
+  });
+
+  it('runs several statements in one transaction and answers each result', async () => {
+    const res = await post({ sql: `create table t1 (id serial primary key, v text); insert into t1 (v) values ('a'), ('b'); select count(*) as n from t1` });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { results: { command: string; rows: unknown[] }[] };
+    expect(body.results.map((r) => r.command)).toEqual(['CREATE TABLE', 'INSERT', 'SELECT']);
+    expect(body.results[2]!.rows).toEqual([{ n: 2 }]);
+    // A failing statement rolls back the whole script.
+    await fails({ sql: `insert into t1 (v) values ('c'); insert into t1 (id, v) values (1, 'dup')` }, 409, 'conflict');
+    expect((await ok(`select count(*) as n from t1`)).rows).toEqual([{ n: 2 }]);
+  });
+
+  it('binds parameters: SQL inside a parameter is a value, never a statement', async () => {
+    await ok(`create table victims (id serial primary key, name text)`);
+    const evil = "x'); drop table victims; --";
+    await ok(`insert into victims (name) values ($1)`, [evil]);
+    const r = await ok(`select name from victims where name = $1`, [evil]);
+    expect(r.rows).toEqual([{ name: evil }]);
+    expect((await ok(`select count(*) as n from victims`)).rows).toEqual([{ n: 1 }]);
+    await fails({ sql: 'select $2::int as x', params: [1] }, 400, 'invalid_request');
+  });
+
+  it('refuses ATTACH, PRAGMA, load_extension and VACUUM INTO from any caller', async () => {
+    for (const sql of [
+      `attach database '/tmp/x.db' as x`,
+      `pragma table_info(notes)`,
+      `pragma writable_schema = 1`,
+      `select load_extension('/tmp/evil.so')`,
+      `vacuum into '/tmp/copy.db'`,
+      `select * from sqlite_master`,
+      `detach database main`,
+    ]) {
+      for (const key of [s.keys.service, s.keys.publishable]) {
+        const res = await post({ sql }, key);
+        expect(res.status, sql).toBe(400);
+        expect((await errorOf(res)).code).toBe('unsupported_sql');
+      }
+    }
+  });
+
+  it('names the construct it does not translate', async () => {
+    const e = await fails({ sql: 'select * from generate_series(1, 3)' }, 400, 'unsupported_sql');
+    expect(e.message).toMatch(/FROM item|table functions/);
+    const f = await fails({ sql: 'select md5(title) from notes' }, 400, 'unsupported_sql');
+    expect(f.message).toContain('md5');
+  });
+
+  it('validates the body', async () => {
+    await fails({ sql: '' }, 400, 'invalid_field');
+    await fails({ sql: 'select 1', params: 'x' }, 400, 'invalid_field');
+    await fails({ sql: 'select 1', extra: true }, 400, 'invalid_field');
+    await fails({ sql: 'select 1', timeout_ms: 0 }, 400, 'invalid_field');
+    await fails({ sql: 'select * from no_such_table' }, 400, 'invalid_request');
+  });
+
+  it('answers 413 to a 10 MB SQL string', async () => {
+    const sql = `select '${'x'.repeat(10 * 1024 * 1024)}'`;
+    const res = await post({ sql });
+    expect(res.status).toBe(413);
+    expect((await errorOf(res)).code).toBe('payload_too_large');
+  });
+
+  it('ends a runaway recursive CTE with statement_timeout while other requests are served', async () => {
+    let settled = false;
+    // note: the longest limit, so the other requests surely finish first (a second worker starts for them).
+    const runaway = post({ sql: 'with recursive r(n) as (select 1 union all select n + 1 from r) select count(*) from r', timeout_ms: 5000 }).then((r) => {
+      settled = true;
+      return r;
+    });
+    const health = await fetch(`${s.url}/health`);
+    expect(health.status).toBe(200);
+    const other = await ok('select 1 as one');
+    expect(other.rows).toEqual([{ one: 1 }]);
+    expect(settled).toBe(false);
+    const res = await runaway;
+    const txt = await res.clone().text();
+    expect(res.status, txt).toBe(400);
+    expect((await errorOf(res)).code).toBe('statement_timeout');
+  }, 20_000);
+
+  it('ends a huge cross join with statement_timeout, and the pool keeps working', async () => {
+    await ok(`create table nums (n int)`);
+    await ok(`insert into nums (n) with recursive r(n) as (select 1 union all select n + 1 from r where n < 2000) select n from r`);
+    await fails({ sql: 'select count(*) from nums a, nums b, nums c', timeout_ms: 300 }, 400, 'statement_timeout');
+    expect((await ok('select count(*) as n from nums')).rows).toEqual([{ n: 2000 }]);
+    // More than 10,000 rows is an error naming the cap, never a silently shorter result.
+    const e = await fails({ sql: 'select a.n from nums a, nums b where b.n <= 6' }, 400, 'invalid_request');
+    expect(e.message).toMatch(/more than 10000 rows/);
+    expect((await ok('select a.n from nums a, nums b where b.n <= 5')).row_count).toBe(10000);
+  });
+  it('parses big SQL off the main thread: /health answers meanwhile', async () => {
+    let settled = false;
+    const sql = `select count(*) as n from nums where n in (${Array.from({ length: 15000 }, (_, i) => i).join(',')})`;
+    const big = post({ sql }).then((r) => {
+      settled = true;
+      return r;
+    });
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    expect(settled).toBe(false);
+    const res = await big;
+    expect(res.status).toBe(200);
+  }, 20_000);
+});
+
+describe('tables made by raw DDL', () => {
+  it('appear in GET /db/tables as relational tables, usable through the rows API, and leave on DROP', async () => {
+    await ok(
+      `create table public.todos (id uuid primary key default gen_random_uuid(), title text not null, done boolean not null default false, meta jsonb, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+    );
+    const list = (await (await s.req('/db/tables', { key: s.keys.service })).json()) as { tables: { name: string; type: string; columns: { name: string; type: string }[] }[] };
+    const t = list.tables.find((x) => x.name === 'todos');
+    expect(t?.type).toBe('relational');
+    expect(t?.columns.map((c) => [c.name, c.type])).toEqual(
+      expect.arrayContaining([
+        ['title', 'text'],
+        ['done', 'bool'],
+        ['meta', 'jsonb'],
+      ]),
+    );
+    const created = await s.req('/db/tables/todos/rows', {
+      method: 'POST',
+      key: s.keys.service,
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ data: { title: 'from rows api', done: true, meta: { a: 1 } } }),
+    });
+    expect(created.status).toBeLessThan(300);
+    const row = (await created.json()) as { id: string };
+    const viaSql = await ok(`select title, done, meta from todos where id = $1`, [row.id]);
+    expect(viaSql.rows).toEqual([{ title: 'from rows api', done: true, meta: { a: 1 } }]);
+    await ok(`insert into todos (title) values ('from sql')`);
+    const rows = (await (await s.req('/db/tables/todos/rows?order=title.asc', { key: s.keys.service })).json()) as { rows: { data: Record<string, unknown> }[] };
+    expect(rows.rows.map((r) => r.data.title)).toEqual(['from rows api', 'from sql']);
+    await ok(`alter table todos rename column title to label`);
+    const renamed = (await (await s.req('/db/tables/todos/rows?order=label.asc', { key: s.keys.service })).json()) as { rows: { data: Record<string, unknown> }[] };
+    expect(renamed.rows.map((r) => r.data.label)).toEqual(['from rows api', 'from sql']);
+    await ok(`alter table todos add column due timestamptz`);
+    const after = (await (await s.req('/db/tables', { key: s.keys.service })).json()) as { tables: { name: string; columns: { name: string }[] }[] };
+    expect(after.tables.find((x) => x.name === 'todos')?.columns.map((c) => c.name)).toContain('due');
+    await ok(`drop table todos`);
+    const gone = (await (await s.req('/db/tables', { key: s.keys.service })).json()) as { tables: { name: string }[] };
+    expect(gone.tables.some((x) => x.name === 'todos')).toBe(false);
+    expect((await s.req('/db/tables/todos/rows', { key: s.keys.service })).status).toBe(404);
+  });
+});
+
+describe('change events of raw SQL writes', () => {
+  it('records inserts, updates and deletes on catalog tables in the change log, in the same transaction', async () => {
+    await ok(
+      `create table tasks (id uuid primary key default gen_random_uuid(), title text not null, done boolean not null default false, meta jsonb, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+    );
+    const ins = await ok(`insert into tasks (title, meta) values ('a', '{"k":1}'), ('b', null) returning id`);
+    const [a, b] = ins.rows.map((r) => r.id as string);
+    await ok(`update tasks set done = true where id = $1`, [a]);
+    await ok(`delete from tasks where id = $1`, [b]);
+    // A failed script leaves no change behind.
+    await fails({ sql: `update tasks set title = 'x'; insert into tasks (id, title) values ($1, 'dup')`, params: [a] }, 409, 'conflict');
+    const log = await ok(`select op, row_id, data, old from _svc_meta.change_log where tbl = 'tasks' order by seq`);
+    expect(log.rows).toEqual([
+      { op: 'insert', row_id: a, data: JSON.stringify({ title: 'a', done: false, meta: { k: 1 } }), old: null },
+      { op: 'insert', row_id: b, data: JSON.stringify({ title: 'b', done: false, meta: null }), old: null },
+      { op: 'update', row_id: a, data: JSON.stringify({ title: 'a', done: true, meta: { k: 1 } }), old: JSON.stringify({ title: 'a', done: false, meta: { k: 1 } }) },
+      { op: 'delete', row_id: b, data: null, old: JSON.stringify({ title: 'b', done: false, meta: null }) },
+    ]);
+    // The live log saw them as changes (published on the bus after commit).
+    const live = (await (await s.req('/live', { key: s.keys.service })).json()) as { events: { kind: string; label?: string }[] };
+    expect(live.events.filter((e) => e.kind === 'change' && e.label?.endsWith('tasks')).length).toBe(4);
+  });
+});
+
+describe('POST /db/query with a publishable key', () => {
+  it('runs read-only SELECTs over the RLS-filtered rows, exactly what the rows API shows', async () => {
+    await ok(
+      `create table posts (id uuid primary key default gen_random_uuid(), title text not null, published boolean not null default false, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+    );
+    await ok(`insert into posts (title, published) values ('public one', true), ('draft', false), ('public two', true)`);
+    const rls = await s.req('/db/tables/posts/rls', {
+      method: 'PUT',
+      key: s.keys.service,
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ enabled: true, policies: { select: 'published = true' } }),
+    });
+    expect(rls.status).toBe(200);
+    const res = await post({ sql: 'select title from posts order by title' }, s.keys.publishable);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { rows: { title: string }[] };
+    expect(body.rows.map((r) => r.title)).toEqual(['public one', 'public two']);
+    const viaRows = (await (await s.req('/db/tables/posts/rows?order=title.asc')).json()) as { rows: { data: { title: string } }[] };
+    expect(viaRows.rows.map((r) => r.data.title)).toEqual(body.rows.map((r) => r.title));
+    // Point lookups by id (answered on the main thread when the plan is a unique-key search) are filtered alike.
+    const ids = (await ok(`select id, published from posts order by title`)).rows as { id: string; published: boolean }[];
+    for (const r of ids) {
+      const one = await post({ sql: 'select title from posts where id = $1', params: [r.id] }, s.keys.publishable);
+      expect(((await one.json()) as { rows: unknown[] }).rows.length).toBe(r.published ? 1 : 0);
+    }
+    // Joins, subqueries and CTEs see the filtered form too.
+    const agg = await post({ sql: 'with p as (select * from posts) select count(*) as n, (select count(*) from posts x where not x.published) as hidden from p' }, s.keys.publishable);
+    expect(((await agg.json()) as { rows: unknown[] }).rows).toEqual([{ n: 2, hidden: 0 }]);
+  });
+
+  it('refuses writes, DDL and reserved schemas with 401 missing_scope', async () => {
+    for (const sql of [
+      `insert into posts (title) values ('x')`,
+      `update posts set title = 'x'`,
+      `delete from posts`,
+      `create table evil (id int)`,
+      `drop table posts`,
+      `select * from _svc_auth.users`,
+      `select * from _svc_meta.tables`,
+      `select count(*) from posts join _svc_auth.sessions s on true`,
+      // A point lookup twice: the second one meets the cached translation on the synchronous path.
+      `select id from _svc_auth.users where id = 'x'`,
+      `select id from _svc_auth.users where id = 'x'`,
+    ]) {
+      const res = await post({ sql }, s.keys.publishable);
+      expect(res.status, sql).toBe(401);
+      expect((await errorOf(res)).code).toBe('missing_scope');
+    }
+  });
+
+  it('needs a key', async () => {
+    const res = await post({ sql: 'select 1' }, null);
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { EdgeError } from '../../src/edge/errors.js';
+import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
+import type { SchemaLookup } from '../../src/sql/pg/types.js';
+
+const schema: SchemaLookup = (t) =>
+  t === 'todos'
+    ? [
+        { name: 'id', type: 'uuid', pk: true },
+        { name: 'title', type: 'text' },
+        { name: 'done', type: 'bool' },
+        { name: 'due_at', type: 'timestamptz' },
+        { name: 'meta', type: 'jsonb' },
+      ]
+    : t === '_svc_meta.tables'
+      ? [{ name: 'name', type: 'text' }]
+      : null;
+
+const sqlOf = (text: string): string => bindPlain(translateUncached(text, schema).statements[0]!.steps[0]!, [1, 2, 3]).sql;
+const codeOf = (text: string): string => {
+  try {
+    translateUncached(text, schema);
+    return 'ok';
+  } catch (err) {
+    return err instanceof EdgeError ? err.code : 'other';
+  }
+};
+
+describe('the Postgres → SQLite statement translator', () => {
+  it('re-emits from the AST: identifiers quoted, literals re-quoted, parameters bound', () => {
+    const out = sqlOf(`select title from todos where title = 'it''s' and id = $1`);
+    expect(out).toContain(`"title"`);
+    expect(out).toContain(`'it''s'`);
+    expect(out).toContain('?');
+    expect(out).not.toContain('$1');
+  });
+
+  it('maps schemas: public.x is x, a reserved schema is the table "s.x", others are refused', () => {
+    expect(sqlOf('select name from _svc_meta.tables')).toContain('"_svc_meta.tables"');
+    expect(sqlOf('select title from public.todos')).toContain('FROM "todos"');
+    expect(codeOf('select * from other.todos')).toBe('unsupported_sql');
+  });
+
+  it('expands * from the schema and types columns', () => {
+    const t = translateUncached('select * from todos', schema);
+    expect(t.statements[0]!.columns?.map((c) => c.type)).toEqual(['uuid', 'text', 'bool', 'timestamptz', 'jsonb']);
+  });
+
+  it('types literals from context (timestamps normalised, jsonb canonical)', () => {
+    expect(sqlOf(`select id from todos where due_at > '2024-01-01'`)).toContain(`pe_ts('2024-01-01')`);
+    expect(sqlOf(`select id from todos where meta @> '{"a":1}'`)).toContain('pe_jcontains');
+  });
+
+  it('has no translation for SQLite-only or dangerous statements', () => {
+    for (const s of ['pragma user_version', "attach database 'x' as y", "vacuum into 'x'", "select load_extension('x')", 'select * from sqlite_master', 'begin', 'create view v as select 1']) {
+      expect(codeOf(s), s).toBe('unsupported_sql');
+    }
+  });
+
+  it('names the construct in details', () => {
+    try {
+      translateUncached('select count(*) filter (where done) from todos', schema);
+      expect.unreachable();
+    } catch (err) {
+      expect((err as EdgeError).details).toEqual({ construct: 'aggregate FILTER clauses' });
+    }
+  });
+
+  it('caches by key and SQL text', () => {
+    const a = translate('select title from todos', schema, 'p:1');
+    expect(translate('select title from todos', schema, 'p:1')).toBe(a);
+    expect(translate('select title from todos', schema, 'p:2')).not.toBe(a);
+  });
+
+  it('binds RLS-filtered table forms and their values in text order', () => {
+    const step = translateUncached('select title from todos where id = $1', schema).statements[0]!.steps[0]!;
+    const b = bind(step.sql, ['x'], (t) => ({ sql: `(SELECT * FROM "${t}" WHERE owner = ?)`, params: ['u1'] }));
+    expect(b.sql).toMatch(/^SELECT .* FROM \(SELECT \* FROM "todos" WHERE owner = \?\) AS "todos" WHERE .*\?/);
+    expect(b.params).toEqual(['u1', 'x']);
+    const plain = bindPlain(step, ['x']);
+    expect(bind(step.sql, ['x'], plainTable)).toEqual({ sql: plain.sql, params: plain.params });
+  });
+
+  it('refuses ungrouped columns like Postgres, unless the primary key is grouped', () => {
+    expect(codeOf('select title, count(*) from todos group by done')).toBe('invalid_request');
+    expect(codeOf('select title, count(*) from todos group by id')).toBe('ok');
+  });
+});
