@@ -58,6 +58,8 @@ export interface Config {
   /** Master key for encryption at rest (hex or base64, 32 bytes); null: read or create `master.key`. */
   readonly masterKey: string | null;
   readonly version: string;
+  /** Called with the text of every SQL statement run on a project database (tests, diagnostics); null: off. */
+  readonly sqlTrace: ((sql: string) => void) | null;
   /** Access-token lifetime, seconds (900 by the contract; a test may set it ≤ 0 to mint expired tokens). */
   readonly authAccessTtlS: number;
   /** Refresh-token lifetime, seconds (sliding: each refresh starts a new one). */
@@ -112,6 +114,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     geoHeaders: geo,
     masterKey: env.PLATFORM_EDGE_MASTER_KEY ?? null,
     version: VERSION,
+    sqlTrace: null,
     authAccessTtlS: 900,
     authRefreshTtlS: int(env.PLATFORM_EDGE_AUTH_REFRESH_TTL_S, 'PLATFORM_EDGE_AUTH_REFRESH_TTL_S') ?? 30 * 86_400,
     rateLimit: rateLimitFromEnv(env),

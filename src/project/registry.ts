@@ -87,7 +87,8 @@ export class ProjectRegistry {
     const dir = this.dir(projectId);
     // note: the folder is made when the project is created; a missing one means a deleted project.
     if (!existsSync(dir)) throw new EdgeError('not_found', `project ${projectId} does not exist`);
-    const db = new Database(join(dir, 'project.db'));
+    const trace = this.#config.sqlTrace;
+    const db = new Database(join(dir, 'project.db'), trace ? { verbose: (sql) => trace(String(sql)) } : {});
     try {
       applyPragmas(db, this.#config.durability);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');

@@ -13,8 +13,10 @@ const gql = async (query: string, variables?: unknown, key: string = s.keys.serv
   return { status: res.status, body: (await res.json()) as Gql };
 };
 
+// Every SQL statement the server runs on project databases, to count what GraphQL costs.
+const traced: string[] = [];
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ sqlTrace: (sql) => traced.push(sql) });
   await createTable({ name: 'authors', type: 'relational', columns: [{ name: 'name', type: 'text', nullable: false }] });
   await createTable({
     name: 'books',
@@ -55,6 +57,22 @@ describe('POST /db/graphql', () => {
         ],
       },
     });
+  });
+
+  it('reads 50 rows with a nested relation in at most 2 SQL statements (batched per level)', async () => {
+    for (let i = 0; i < 47; i++) {
+      const r = await gql(`mutation($d: JSON!) { insert_books(data: $d) { title } }`, { d: { title: `Extra ${i}`, pages: i, author_id: ada } });
+      expect(r.body.errors).toBeUndefined();
+    }
+    await gql(`{ books(limit: 1) { title } }`); // warm the schema and catalog caches
+    traced.length = 0;
+    const r = await gql(`{ books(limit: 50, order: "title.asc") { title author { name } } }`);
+    expect((r.body.data!.books as unknown[]).length).toBe(50);
+    const touching = traced.filter((sql) => /"?(books|authors)"?/.test(sql) && !/_svc_meta/.test(sql));
+    expect(touching.length).toBeGreaterThan(0);
+    expect(touching.length).toBeLessThanOrEqual(2);
+    const cleanup = await s.req('/db/query', { method: 'POST', key: s.keys.service, headers: JSON_HEADERS, body: JSON.stringify({ sql: "delete from books where title like 'Extra %'" }) });
+    expect(cleanup.status).toBe(200);
   });
 
   it('filters with the rows API operators, orders, limits, and reads by id', async () => {
