@@ -1,4 +1,5 @@
 import { EdgeError, invalidField } from '../../edge/errors.js';
+import { toStored } from '../../sql/column-values.js';
 import { FIELD_TYPES, type FieldType, type UserField } from './types.js';
 
 export const PASSWORD_MIN = 8;
@@ -84,26 +85,7 @@ export function roleName(v: unknown, field = 'role'): string {
 
 /** A field value converted to what the profiles column stores; 400 naming the field when it does not fit. */
 export function fieldValue(f: UserField, v: unknown): string | number | null {
-  if (v === null) return null;
-  switch (f.type) {
-    case 'text':
-      if (typeof v !== 'string') throw invalidField(f.name, 'must be a string');
-      return v;
-    case 'bool':
-      if (typeof v !== 'boolean') throw invalidField(f.name, 'must be true or false');
-      return v ? 1 : 0;
-    case 'int8':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw invalidField(f.name, 'must be an integer');
-      return v;
-    case 'float8':
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw invalidField(f.name, 'must be a number');
-      return v;
-    case 'timestamptz': {
-      const t = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-      if (Number.isNaN(t)) throw invalidField(f.name, 'must be an ISO-8601 date-time');
-      return new Date(t).toISOString();
-    }
-  }
+  return toStored({ name: f.name, type: f.type, nullable: true }, v) as string | number | null;
 }
 
 /**

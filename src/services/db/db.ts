@@ -10,7 +10,8 @@ import { parseListQuery } from './filters.js';
 import { catalogStore, inTransaction, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
 import { POLICY_OPS, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from './types.js';
-import { checkStrings, dataOf, fromStored, relationalValues, rlsDenied } from './values.js';
+import { checkStrings, fromStored } from '../../sql/column-values.js';
+import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
 
 export interface Row {

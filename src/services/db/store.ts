@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
-import { toStored } from './values.js';
+import { toStored } from '../../sql/column-values.js';
 import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from './types.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */

@@ -1,6 +1,6 @@
 import { invalidField } from '../../edge/errors.js';
 import { JSON_KEY } from '../../sql/quote.js';
-import { toStored } from './values.js';
+import { toStored } from '../../sql/column-values.js';
 import { COLUMN_TYPES, type ColumnDef, type ColumnType, type IndexDef, type OnDelete, type TableDef, type TableInfo } from './types.js';
 
 export const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
