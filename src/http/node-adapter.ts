@@ -2,9 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import type { HttpCore, HttpServer } from './types.js';
+import { dispatchTo, type HttpCore, type HttpServer } from './types.js';
 
-const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
 
 /** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
 export function startNode(core: HttpCore, host: string, port: number): Promise<HttpServer> {
@@ -71,18 +70,7 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
     const run = (body: Buffer | null, tooLarge: boolean): void => {
       edgeReq.body = body;
       edgeReq.bodyTooLarge = tooLarge;
-      let out: EdgeResponse | Promise<EdgeResponse>;
-      try {
-        out = core.dispatch(edgeReq);
-      } catch {
-        out = INTERNAL;
-      }
-      if (out instanceof Promise) {
-        out.then(
-          (r) => respond(req, res, r, tooLarge),
-          () => respond(req, res, INTERNAL, true),
-        );
-      } else respond(req, res, out, tooLarge);
+      dispatchTo(core, edgeReq, (r, failed) => respond(req, res, r, tooLarge || failed));
     };
     const length = req.headers['content-length'];
     if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {

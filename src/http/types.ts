@@ -1,5 +1,8 @@
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 
+/** What a backend sends when the core itself failed (the core maps every handler error). */
+export const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
+
 /** What an HTTP backend needs from the edge: the socket-free core. */
 export interface HttpCore {
   /** Synchronous when the answer is ready at once (then the uWS adapter replies while corked). */
@@ -15,3 +18,23 @@ export interface HttpServer {
   shutdown(deadlineMs: number): Promise<void>;
 }
 
+
+/**
+ * Dispatches one request and hands the answer to `reply`: at once when the core answered
+ * synchronously, else after `onWait()` and the promise. A throw or a rejection becomes
+ * INTERNAL with `failed` set (the backend then closes the connection).
+ */
+export function dispatchTo(core: HttpCore, req: EdgeRequest, reply: (r: EdgeResponse, failed: boolean) => void, onWait?: () => void): void {
+  let out: EdgeResponse | Promise<EdgeResponse>;
+  try {
+    out = core.dispatch(req);
+  } catch {
+    return reply(INTERNAL, true);
+  }
+  if (!(out instanceof Promise)) return reply(out, false);
+  onWait?.();
+  out.then(
+    (r) => reply(r, false),
+    () => reply(INTERNAL, true),
+  );
+}

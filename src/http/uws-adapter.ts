@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import type { HttpCore, HttpServer } from './types.js';
+import { INTERNAL, dispatchTo, type HttpCore, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
@@ -22,7 +22,6 @@ const statusLine = (s: number): string => {
   if (line === undefined) STATUS_LINES.set(s, (line = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`));
   return line;
 };
-const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
 const decoder = new TextDecoder();
 const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
 // note: uWS reports methods lower-cased; a table lookup avoids a string allocation per request.
@@ -111,19 +110,16 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
 
   /** Dispatches; replies at once when the answer is ready, else watches for an abort while waiting. */
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false, corked = false): void => {
-    let out: EdgeResponse | Promise<EdgeResponse>;
-    try {
-      out = core.dispatch(req);
-    } catch {
-      out = INTERNAL;
-    }
-    if (out instanceof Promise) {
-      if (corked) watchAbort(res, state);
-      out.then(
-        (r) => respond(res, state, r, req.method, close),
-        () => respond(res, state, INTERNAL, req.method, true),
-      );
-    } else respond(res, state, out, req.method, close, corked);
+    let waited = false;
+    dispatchTo(
+      core,
+      req,
+      (r, failed) => respond(res, state, r, req.method, close || failed, corked && !waited),
+      () => {
+        waited = true;
+        if (corked) watchAbort(res, state);
+      },
+    );
   };
 
   // note: a response must have an abort handler before the route handler returns unless it
