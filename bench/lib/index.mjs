@@ -4,3 +4,4 @@ export { runWrk, luaScript, parseWrk, DEFAULTS, requireWrk, wrkVersion } from '.
 export { runScenario, runSection, redact, PAIRS } from './measure.mjs';
 export { measureStartup, bareNodeProcess } from './startup.mjs';
 export { median } from './stats.mjs';
+export { apiCall, oncePerServer } from './setup.mjs';

@@ -2,7 +2,7 @@
 // policy with a Bearer token, a filtered list on 100k rows, and insert — each against
 // bench/bare-db.mjs (bare uWS + better-sqlite3, same table shape, prepared statements)
 // measured in the same run. Both sides hold 100k rows (city = "c" + n % 5000, indexed).
-import { luaScript, runWrk, servers } from '../lib/index.mjs';
+import { luaScript, runWrk, servers, apiCall, oncePerServer } from '../lib/index.mjs';
 
 const SEED = 100_000;
 const bareDb = { id: 'bare-db', label: 'bare uWS + better-sqlite3', cmd: [process.execPath, 'bench/bare-db.mjs', '0'] };
@@ -11,19 +11,10 @@ const pub = (info) => ({ 'x-service-key': info.keys.publishable });
 const svc = (info) => ({ 'x-service-key': info.keys.service, 'content-type': 'application/json' });
 const INSERT_BODY = { data: { city: 'c1', n: 1, note: 'benchmark row' } };
 
-async function api(server, method, path, body, headers = svc(server.info)) {
-  const res = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 200)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (server, method, path, body, headers = svc(server.info)) => apiCall(server, method, path, body, headers);
 
-const seeded = new Map();
 /** Creates the tables once per server and fills bench_docs to 100k rows with wrk (bounded: at most 24 × 5 s). */
-function seed(server) {
-  if (!seeded.has(server.pid)) seeded.set(server.pid, doSeed(server));
-  return seeded.get(server.pid);
-}
+const seed = oncePerServer(doSeed);
 async function doSeed(server) {
   await api(server, 'POST', '/db/tables', { name: 'bench_docs', type: 'document', indexes: [{ columns: ['city'] }] });
   const count = async () => (await api(server, 'GET', '/db/tables/bench_docs/rows?count=exact&limit=0')).total;

@@ -1,24 +1,15 @@
 // Raw SQL benchmark (issue 5, "Performance"): a repeated `SELECT … WHERE id = $1` through
 // POST /db/query (translated once, then cached; run in the SQL worker pool) against the
 // same read through GET /db/tables/{t}/rows/{id}, same server, same run. Target: ≥ 70 %.
-import { servers } from '../lib/index.mjs';
+import { servers, apiCall, oncePerServer } from '../lib/index.mjs';
 
 const edge = servers.edge('uws');
 const svc = (info) => ({ 'x-service-key': info.keys.service, 'content-type': 'application/json' });
 
-async function api(server, method, path, body) {
-  const res = await fetch(server.url + path, { method, headers: svc(server.info), body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 200)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (server, method, path, body) => apiCall(server, method, path, body, svc(server.info));
 
-const seeded = new Map();
 /** One relational table with 1000 rows (made through raw SQL), once per server. */
-function seed(server) {
-  if (!seeded.has(server.pid)) seeded.set(server.pid, doSeed(server));
-  return seeded.get(server.pid);
-}
+const seed = oncePerServer(doSeed);
 async function doSeed(server) {
   await api(server, 'POST', '/db/query', {
     sql: `create table bench_sql (id uuid primary key default gen_random_uuid(), title text not null, n int, created_at timestamptz not null default now(), updated_at timestamptz not null default now());
