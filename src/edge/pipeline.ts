@@ -62,11 +62,15 @@ const UNMATCHED = '(unmatched)';
 export class Pipeline {
   readonly #d: PipelineDeps;
   readonly #router: Router;
+  /** Every geo header name, to tell at once that a request carries none. */
+  readonly #geoNames: readonly string[];
   #bearer: BearerVerifier | null = null;
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
     this.#router = new Router(deps.routes);
+    const g = deps.config.geoHeaders;
+    this.#geoNames = [...g.lat, ...g.lon, ...g.country];
   }
 
   setBearerVerifier(v: BearerVerifier): void {
@@ -133,9 +137,17 @@ export class Pipeline {
       st.lease = null;
     }
     // note: a copy, so a handler returning a shared headers object never sees another request's headers.
-    const headers: Record<string, string> = (res.headers = { ...res.headers });
+    // Built from a literal and copied key by key: an object spread followed by a store made V8 build
+    // a fresh hidden class on every request (perf showed Map::CopyWithField per request).
+    const headers: Record<string, string> = { 'x-request-id': '' };
+    const own = res.headers;
+    if (own !== undefined) for (const k in own) headers[k] = own[k]!;
     headers['x-request-id'] = st.requestId;
-    if (req.headers.origin !== undefined) Object.assign(headers, corsHeaders(this.#d.config, req.headers.origin));
+    if (req.headers.origin !== undefined) {
+      const cors = corsHeaders(this.#d.config, req.headers.origin);
+      if (cors !== undefined) for (const k in cors) headers[k] = cors[k]!;
+    }
+    res = { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse };
     const route = st.route;
     if (this.#d.onRecord && (!route || !route.unlogged)) {
       this.#d.onRecord({
@@ -144,7 +156,7 @@ export class Pipeline {
         route: route ? route.path : UNMATCHED,
         status: res.status,
         durationMs: performance.now() - st.t0,
-        geo: geoOf(this.#d.config, req.headers),
+        geo: geoOf(this.#d.config, req.headers, this.#geoNames),
       });
     }
     return res;
@@ -326,7 +338,11 @@ function firstHeader(headers: Readonly<Record<string, string>>, names: readonly 
 }
 
 /** The visitor's location from the fronting proxy's headers, rounded to 0.1° (about 11 km). */
-function geoOf(config: Config, headers: Readonly<Record<string, string>>): Geo | null {
+function geoOf(config: Config, headers: Readonly<Record<string, string>>, names: readonly string[]): Geo | null {
+  // note: most requests carry no geo header; one pass over the names answers those cheaply.
+  let any = false;
+  for (const n of names) if (headers[n] !== undefined) any = true;
+  if (!any) return null;
   const rawLat = firstHeader(headers, config.geoHeaders.lat);
   const rawLon = firstHeader(headers, config.geoHeaders.lon);
   const country = firstHeader(headers, config.geoHeaders.country);

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { dispatchTo, type HttpCore, type HttpServer } from './types.js';
+import { dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
 
 
 /** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
@@ -70,7 +70,9 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
     const run = (body: Buffer | null, tooLarge: boolean): void => {
       edgeReq.body = body;
       edgeReq.bodyTooLarge = tooLarge;
-      dispatchTo(core, edgeReq, (r, failed) => respond(req, res, r, tooLarge || failed));
+      const out = dispatchSafe(core, edgeReq);
+      if (out instanceof Promise) void out.then((r) => respond(req, res, r, tooLarge || failed(r)));
+      else respond(req, res, out, tooLarge || failed(out));
     };
     const length = req.headers['content-length'];
     if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {

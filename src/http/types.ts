@@ -20,21 +20,19 @@ export interface HttpServer {
 
 
 /**
- * Dispatches one request and hands the answer to `reply`: at once when the core answered
- * synchronously, else after `onWait()` and the promise. A throw or a rejection becomes
- * INTERNAL with `failed` set (the backend then closes the connection).
+ * Dispatches one request and never throws: a throw or a rejection becomes INTERNAL
+ * (the backend then closes the connection; see `failed`). Synchronous when the core
+ * answered synchronously, so a backend can reply at once (uWS: while still corked).
  */
-export function dispatchTo(core: HttpCore, req: EdgeRequest, reply: (r: EdgeResponse, failed: boolean) => void, onWait?: () => void): void {
+export function dispatchSafe(core: HttpCore, req: EdgeRequest): EdgeResponse | Promise<EdgeResponse> {
   let out: EdgeResponse | Promise<EdgeResponse>;
   try {
     out = core.dispatch(req);
   } catch {
-    return reply(INTERNAL, true);
+    return INTERNAL;
   }
-  if (!(out instanceof Promise)) return reply(out, false);
-  onWait?.();
-  out.then(
-    (r) => reply(r, false),
-    () => reply(INTERNAL, true),
-  );
+  return out instanceof Promise ? out.catch(() => INTERNAL) : out;
 }
+
+/** Whether a response is the core's own failure (the connection is closed after it). */
+export const failed = (r: EdgeResponse): boolean => r === INTERNAL;

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { INTERNAL, dispatchTo, type HttpCore, type HttpServer } from './types.js';
+import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
@@ -23,6 +23,21 @@ const statusLine = (s: number): string => {
   return line;
 };
 const decoder = new TextDecoder();
+
+// note: uWS converts every string argument to UTF-8 on each call (perf shows it); constant
+// header names and the JSON media type are handed over as bytes encoded once.
+const JSON_TYPE = 'application/json; charset=utf-8';
+const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
+const CONTENT_TYPE = Buffer.from('content-type');
+const NAMES = new Map<string, Buffer>();
+const headerName = (name: string): Buffer | string => {
+  let b = NAMES.get(name);
+  if (b === undefined) {
+    if (NAMES.size >= 256) return name;
+    NAMES.set(name, (b = Buffer.from(name)));
+  }
+  return b;
+};
 const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
 // note: uWS reports methods lower-cased; a table lookup avoids a string allocation per request.
 const upperMethod = (m: string): string => METHODS[m] ?? m.toUpperCase();
@@ -59,14 +74,20 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   const write = (res: HttpResponse, r: EdgeResponse, method: string, close: boolean): void => {
     // note: uWS writes "200 OK" itself when no status was written.
     if (r.status !== 200) res.writeStatus(statusLine(r.status));
-    if (r.headers) for (const k in r.headers) res.writeHeader(k, r.headers[k]!);
+    const headers = r.headers;
+    if (headers) {
+      for (const k in headers) {
+        const v = headers[k]!;
+        res.writeHeader(headerName(k), v === JSON_TYPE ? JSON_TYPE_BYTES : v);
+      }
+    }
     if (r.sse) {
       for (const k in SSE_HEADERS) res.writeHeader(k, SSE_HEADERS[k]!);
       return;
     }
     let body: string | Uint8Array | undefined;
     if (r.json !== undefined) {
-      res.writeHeader('content-type', 'application/json; charset=utf-8');
+      res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
       body = JSON.stringify(r.json);
     } else body = r.bytes;
     // note: in the pinned build endWithoutBody only completes the response when called with
@@ -110,16 +131,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
 
   /** Dispatches; replies at once when the answer is ready, else watches for an abort while waiting. */
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false, corked = false): void => {
-    let waited = false;
-    dispatchTo(
-      core,
-      req,
-      (r, failed) => respond(res, state, r, req.method, close || failed, corked && !waited),
-      () => {
-        waited = true;
-        if (corked) watchAbort(res, state);
-      },
-    );
+    const out = dispatchSafe(core, req);
+    if (!(out instanceof Promise)) return respond(res, state, out, req.method, close || failed(out), corked);
+    if (corked) watchAbort(res, state);
+    void out.then((r) => respond(res, state, r, req.method, close || failed(r)));
   };
 
   // note: a response must have an abort handler before the route handler returns unless it
