@@ -11,15 +11,19 @@ import { applyPragmas } from './pragmas.js';
 export interface ProjectLease {
   readonly projectId: string;
   readonly db: Database.Database;
-  /** A prepared statement from the project's bounded cache. */
-  stmt(sql: string): Database.Statement;
+  /** A prepared statement from the project's bounded cache; `raw` ones return rows as arrays. */
+  stmt(sql: string, raw?: boolean): Database.Statement;
   release(): void;
 }
 
 interface Entry {
   readonly db: Database.Database;
   readonly stmts: Map<string, Database.Statement>;
+  /** Statements in raw mode (rows as arrays: no per-row key strings), cached apart. */
+  readonly rawStmts: Map<string, Database.Statement>;
   lastUsed: number;
+  /** A counter taken on each acquire: the least recently used entry has the smallest. */
+  lastSeq: number;
   leases: number;
 }
 
@@ -34,6 +38,7 @@ export class ProjectRegistry {
   readonly #entries = new Map<string, Entry>();
   readonly #timer: NodeJS.Timeout;
   readonly #now: () => number;
+  #seq = 0;
 
   constructor(config: Config, now: () => number = Date.now) {
     this.#config = config;
@@ -47,36 +52,11 @@ export class ProjectRegistry {
   }
 
   acquire(projectId: string): ProjectLease {
-    let entry = this.#entries.get(projectId);
-    if (!entry) entry = this.#open(projectId);
-    else {
-      // note: re-insert to keep the Map in least-recently-used order.
-      this.#entries.delete(projectId);
-      this.#entries.set(projectId, entry);
-    }
+    const entry = this.#entries.get(projectId) ?? this.#open(projectId);
     entry.leases++;
     entry.lastUsed = this.#now();
-    const e = entry;
-    let released = false;
-    return {
-      projectId,
-      db: e.db,
-      stmt: (sql) => {
-        let s = e.stmts.get(sql);
-        if (!s) {
-          if (e.stmts.size >= MAX_STMTS) e.stmts.delete(e.stmts.keys().next().value!);
-          s = e.db.prepare(sql);
-          e.stmts.set(sql, s);
-        }
-        return s;
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        e.leases--;
-        e.lastUsed = this.#now();
-      },
-    };
+    entry.lastSeq = ++this.#seq;
+    return new Lease(projectId, entry, this.#now);
   }
 
   get openCount(): number {
@@ -96,17 +76,18 @@ export class ProjectRegistry {
       db.close();
       throw err;
     }
-    const entry: Entry = { db, stmts: new Map(), lastUsed: this.#now(), leases: 0 };
+    const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
     this.#entries.set(projectId, entry);
     this.#evictOverflow();
     return entry;
   }
 
+  /** Closes the least recently used unleased projects past the cap (ordered by `lastSeq`, so acquiring stays O(1)). */
   #evictOverflow(): void {
-    for (const [id, e] of this.#entries) {
-      if (this.#entries.size <= this.#config.maxOpenProjects) return;
-      if (e.leases === 0) this.#close(id, e);
-    }
+    const over = this.#entries.size - this.#config.maxOpenProjects;
+    if (over <= 0) return;
+    const idle = [...this.#entries].filter(([, e]) => e.leases === 0).sort((a, b) => a[1].lastSeq - b[1].lastSeq);
+    for (const [id, e] of idle.slice(0, over)) this.#close(id, e);
   }
 
   /** Closes projects idle longer than the configured time and not leased. */
@@ -145,5 +126,38 @@ export class ProjectRegistry {
   closeAll(): void {
     clearInterval(this.#timer);
     for (const [id, e] of this.#entries) this.#close(id, e);
+  }
+}
+
+/** One lease; a class (methods on the prototype), so taking a lease allocates one small object. */
+class Lease implements ProjectLease {
+  readonly db: Database.Database;
+  #released = false;
+
+  constructor(
+    readonly projectId: string,
+    private readonly entry: Entry,
+    private readonly now: () => number,
+  ) {
+    this.db = entry.db;
+  }
+
+  stmt(sql: string, raw = false): Database.Statement {
+    const stmts = raw ? this.entry.rawStmts : this.entry.stmts;
+    let s = stmts.get(sql);
+    if (!s) {
+      if (stmts.size >= MAX_STMTS) stmts.delete(stmts.keys().next().value!);
+      s = this.entry.db.prepare(sql);
+      if (raw) s.raw(true);
+      stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.entry.leases--;
+    this.entry.lastUsed = this.now();
   }
 }

@@ -38,6 +38,8 @@ export interface IssuedAccess {
 }
 
 interface Verified {
+  /** The whole token this verification is for. */
+  readonly token: string;
   readonly user: UserClaims;
   readonly expMs: number;
   readonly jti: string;
@@ -65,7 +67,9 @@ export class Tokens {
   readonly #ttlS: number;
   readonly #now: () => number;
   readonly #keys = new Map<string, KeyObject>();
-  readonly #verified = new Map<string, Verified>();
+  /** Verified tokens per project, by signature (no per-request key string to build). */
+  readonly #verified = new Map<string, Map<string, Verified>>();
+  #verifiedCount = 0;
 
   constructor(registry: ProjectRegistry, accessTtlS: number, now: () => number = Date.now) {
     this.#registry = registry;
@@ -110,20 +114,28 @@ export class Tokens {
    * Synchronous for a token verified before (the hot path), a promise the first time.
    */
   verify(projectId: string, token: string): UserClaims | Promise<UserClaims> {
-    const cacheKey = `${projectId}\n${token}`;
-    const v = this.#verified.get(cacheKey);
-    if (v !== undefined) return this.#check(cacheKey, v);
+    // note: looked up by the signature (hashing 43 characters, not the whole token), then the
+    // whole token is compared, so only the exact token verified before is accepted.
+    const sig = token.slice(token.lastIndexOf('.') + 1);
+    const v = this.#verified.get(projectId)?.get(sig);
+    if (v !== undefined && v.token === token) return this.#check(projectId, sig, v);
     return this.#verifyJwt(projectId, token.slice(ACCESS_PREFIX.length)).then((fresh) => {
       // note: bounded so a flood of valid tokens cannot grow memory; verification is just redone.
-      if (this.#verified.size >= MAX_VERIFIED) this.#verified.clear();
-      this.#verified.set(cacheKey, fresh);
-      return this.#check(cacheKey, fresh);
+      if (this.#verifiedCount >= MAX_VERIFIED) {
+        this.#verified.clear();
+        this.#verifiedCount = 0;
+      }
+      let forProject = this.#verified.get(projectId);
+      if (forProject === undefined) this.#verified.set(projectId, (forProject = new Map()));
+      if (!forProject.has(sig)) this.#verifiedCount++;
+      forProject.set(sig, fresh);
+      return this.#check(projectId, sig, fresh);
     });
   }
 
-  #check(cacheKey: string, v: Verified): UserClaims {
+  #check(projectId: string, sig: string, v: Verified): UserClaims {
     if (v.expMs <= this.#now()) {
-      this.#verified.delete(cacheKey);
+      if (this.#verified.get(projectId)?.delete(sig)) this.#verifiedCount--;
       throw tokenExpired();
     }
     if (this.revoked.has(v.user.sessionId) || this.revoked.has(v.jti)) throw unauthorized('the session has been revoked');
@@ -133,7 +145,8 @@ export class Tokens {
   /** Forgets a deleted project's secret and cached verifications. */
   forget(projectId: string): void {
     this.#keys.delete(projectId);
-    for (const k of this.#verified.keys()) if (k.startsWith(`${projectId}\n`)) this.#verified.delete(k);
+    this.#verifiedCount -= this.#verified.get(projectId)?.size ?? 0;
+    this.#verified.delete(projectId);
   }
 
   async #verifyJwt(projectId: string, jwt: string): Promise<Verified> {
@@ -156,7 +169,7 @@ export class Tokens {
       throw unauthorized('invalid access token');
     }
     const user: UserClaims = { id: sub, role, sessionId: sid, aal: typeof aal === 'string' ? aal : 'aal1', claims: Object.freeze(payload) };
-    return { user, expMs: exp * 1000, jti };
+    return { token: ACCESS_PREFIX + jwt, user, expMs: exp * 1000, jti };
   }
 
   /** The project's signing key; created on first use. The first load also restores recent revocations. */

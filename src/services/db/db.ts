@@ -1,3 +1,4 @@
+import { jsonValue } from '../../json-text.js';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
 import type { AuthContext } from '../../edge/route.js';
@@ -146,6 +147,13 @@ export class DbService {
   get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string {
     const t = this.table(lease, name);
     const sel = policy(t, 'select', auth);
+    if (!t.system) {
+      // note: the hot read: explicit columns in raw mode (arrays), serialised straight to JSON text.
+      const stmt = lease.stmt(sqlOf(t, sel ? 'getRaw.visible' : 'getRaw', () => rowSql.getColumns(name, storedColumns(t), sel ? sel.p : null)), true);
+      const a = (sel ? stmt.get(id, ...sel.values) : stmt.get(id)) as unknown[] | undefined;
+      if (!a) throw notFound('row', id);
+      return rawRowJson(t, a);
+    }
     const r = (sel
       ? lease.stmt(sqlOf(t, 'getVisible', () => rowSql.getVisible(name, sel.p))).get(id, ...sel.values)
       : lease.stmt(sqlOf(t, 'get', () => rowSql.get(name))).get(id)) as Raw | undefined;
@@ -273,7 +281,32 @@ function rowJson(t: TableInfo, r: Raw, columns: string[] | null): string {
 }
 
 const docJson = (id: unknown, data: string, created: unknown, updated: unknown): string =>
-  `{"id":${JSON.stringify(id)},"data":${data},"created_at":${JSON.stringify(created)},"updated_at":${JSON.stringify(updated)}}`;
+  `{"id":${jsonValue(id)},"data":${data},"created_at":${jsonValue(created)},"updated_at":${jsonValue(updated)}}`;
+
+/** The stored columns in the order `rawRowJson` reads them: id, data or the table's columns, the timestamps. */
+function storedColumns(t: TableInfo): readonly string[] {
+  return t.def.kind === 'document' ? DOC_COLUMNS : ['id', ...t.def.columns.map((c) => c.name), 'created_at', 'updated_at'];
+}
+const DOC_COLUMNS = ['id', 'data', 'created_at', 'updated_at'];
+
+/** A row read in raw mode (columns of `storedColumns`) → wire JSON text, without building the row object. */
+function rawRowJson(t: TableInfo, a: unknown[]): string {
+  if (t.def.kind === 'document') return docJson(a[0], a[1] as string, a[2], a[3]);
+  const cols = t.def.columns;
+  const keys = jsonKeys(t);
+  let out = `{"id":${jsonValue(a[0])},"data":{`;
+  for (let i = 0; i < cols.length; i++) out += keys[i]! + jsonValue(fromStored(cols[i]!, a[i + 1]));
+  const n = cols.length;
+  return `${out}},"created_at":${jsonValue(a[n + 1])},"updated_at":${jsonValue(a[n + 2])}}`;
+}
+
+/** Per table, each data column's `"name":` (with its leading comma after the first), made once. */
+const JSON_KEYS = new WeakMap<TableInfo, string[]>();
+function jsonKeys(t: TableInfo): string[] {
+  let keys = JSON_KEYS.get(t);
+  if (keys === undefined) JSON_KEYS.set(t, (keys = t.def.columns.map((c, i) => `${i ? ',' : ''}${JSON.stringify(c.name)}:`)));
+  return keys;
+}
 
 /** A stored row → the wire row `{id, data, created_at, updated_at}`. */
 function toRow(t: TableInfo, r: Raw, columns: string[] | null): Row {

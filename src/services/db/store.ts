@@ -255,6 +255,9 @@ export const rowSql = {
   getWith: (t: string, visible: CompiledPolicy | null, check: CompiledPolicy | null) =>
     `SELECT *, ${check ? check.sql : '1'} AS "rls.ok" FROM ${quoteIdent(t)} WHERE "id" = ?${visible ? ` AND ${visible.sql}` : ''}`,
   get: (t: string) => `SELECT * FROM ${quoteIdent(t)} WHERE "id" = ?`,
+  /** The named columns of the row by id (read in raw mode), filtered by the policy if any. */
+  getColumns: (t: string, cols: readonly string[], p: CompiledPolicy | null) =>
+    `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${quoteIdent(t)} WHERE "id" = ?${p ? ` AND ${p.sql}` : ''}`,
   getVisible: (t: string, p: CompiledPolicy) => `SELECT * FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
   passes: (t: string, p: CompiledPolicy) => `SELECT 1 FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
   docUpdate: (t: string) =>
