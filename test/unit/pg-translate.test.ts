@@ -16,7 +16,8 @@ const schema: SchemaLookup = (t) =>
       ? [{ name: 'name', type: 'text' }]
       : null;
 
-const sqlOf = (text: string): string => bindPlain(translateUncached(text, schema).statements[0]!.steps[0]!, [1, 2, 3]).sql;
+const ID = '0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b';
+const sqlOf = (text: string): string => bindPlain(translateUncached(text, schema).statements[0]!.steps[0]!, [ID, ID, ID]).sql;
 const codeOf = (text: string): string => {
   try {
     translateUncached(text, schema);
@@ -74,11 +75,40 @@ describe('the Postgres → SQLite statement translator', () => {
 
   it('binds RLS-filtered table forms and their values in text order', () => {
     const step = translateUncached('select title from todos where id = $1', schema).statements[0]!.steps[0]!;
-    const b = bind(step.sql, ['x'], (t) => ({ sql: `(SELECT * FROM "${t}" WHERE owner = ?)`, params: ['u1'] }));
+    const b = bind(step.sql, [ID], (t) => ({ sql: `(SELECT * FROM "${t}" WHERE owner = ?)`, params: ['u1'] }));
     expect(b.sql).toMatch(/^SELECT .* FROM \(SELECT \* FROM "todos" WHERE owner = \?\) AS "todos" WHERE .*\?/);
-    expect(b.params).toEqual(['u1', 'x']);
-    const plain = bindPlain(step, ['x']);
-    expect(bind(step.sql, ['x'], plainTable)).toEqual({ sql: plain.sql, params: plain.params });
+    expect(b.params).toEqual(['u1', ID]);
+    const plain = bindPlain(step, [ID]);
+    expect(bind(step.sql, [ID], plainTable)).toEqual({ sql: plain.sql, params: plain.params });
+  });
+
+  it('converts a typed parameter when it is bound, with the function SQLite would call', () => {
+    const step = translateUncached('select title from todos where id = $1 and due_at > $2', schema).statements[0]!.steps[0]!;
+    const b = bindPlain(step, [ID.toUpperCase().replaceAll('-', ''), '2024-01-02 03:04:05+02']);
+    expect(b.sql).not.toMatch(/pe_uuid|pe_ts/);
+    expect(b.params).toEqual([ID, '2024-01-02T01:04:05.000Z']);
+    expect(bind(step.sql, [ID, '2024-01-02'], plainTable).params).toEqual([ID, '2024-01-02T00:00:00.000Z']);
+  });
+
+  it('refuses a parameter its type cannot read with 400, before anything runs', () => {
+    const step = translateUncached('select title from todos where id = $1', schema).statements[0]!.steps[0]!;
+    for (const run of [() => bindPlain(step, ['not a uuid']), () => bind(step.sql, ['not a uuid'], plainTable)]) {
+      try {
+        run();
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(EdgeError);
+        expect((err as EdgeError).code).toBe('invalid_request');
+        expect((err as EdgeError).message).toBe('invalid input syntax for type uuid: "not a uuid"');
+      }
+    }
+  });
+
+  it('checks the time limit in every WHERE, except in untimed (inline point lookup) bindings', () => {
+    const step = translateUncached('select title from todos where id = $1', schema).statements[0]!.steps[0]!;
+    expect(bindPlain(step, [ID]).sql).toMatch(/AND pe_tick\("todos"\."id"\)$/);
+    expect(bindPlain(step, [ID], false).sql).not.toContain('pe_tick');
+    expect(bind(step.sql, [ID], plainTable, [], false).sql).not.toContain('pe_tick');
   });
 
   it('refuses ungrouped columns like Postgres, unless the primary key is grouped', () => {

@@ -14,6 +14,7 @@ import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sq
 import { publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
+import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
 import { catalogStore } from './store.js';
 import type { TableInfo } from './types.js';
@@ -91,16 +92,17 @@ export class QueryService {
    * cheap, answered on the main thread without awaiting (the pipeline then replies at
    * once). Null: use run().
    */
-  fast(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[]): QueryResult | null {
+  fast(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[]): string | null {
     const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
     const t = cachedTranslation(sql, `${lease.projectId}:${version}`);
     const only = t && t.statements.length === 1 ? t.statements[0]! : null;
     if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
     const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
     const step = only.steps[0]!;
-    const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
+    // note: untimed (no pe_tick): inline() only runs statements whose plan reads at most one row.
+    const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
     const r = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
-    return r ? shape(only.command, only.columns, r) : null;
+    return r ? shapeText(only.command, only.columns, r) : null;
   }
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult[]> {
@@ -119,9 +121,10 @@ export class QueryService {
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
     const only = t.statements.length === 1 ? t.statements[0]! : null;
-    if (only?.pointLookup && statements[0]!.length === 1) {
-      const step = statements[0]![0]!;
-      const fast = inline(lease, version, step.sql, step.params);
+    if (only?.pointLookup && only.steps.length === 1) {
+      const step = only.steps[0]!;
+      const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
+      const fast = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
       if (fast) return [shape(only.command, only.columns, fast)];
     }
     try {
@@ -282,12 +285,32 @@ interface Shape {
   types: Array<PgType | null>;
   /** The wire `columns` when every type is known without looking at values. */
   wire: Array<{ name: string; type: string }> | null;
+  /** For shapeText, made on first use: each column's `"name":` and the `columns` JSON. */
+  keys?: string[];
+  columnsJson?: string;
 }
 /** Column typing per (statement types, result columns): computed once for a cached statement. */
 const shapes = new WeakMap<WorkerResult['columns'], WeakMap<object, Shape>>();
 const NO_TYPES = {};
 
-function shape(command: string, types: ColumnType[] | null, r: WorkerResult): QueryResult {
+/** The result as JSON text, written directly (JSON.stringify(shape(…)) without the objects). */
+function shapeText(command: string, types: ColumnType[] | null, r: WorkerResult): string {
+  const sh = shapeOf(types, r);
+  if (!sh.wire) return JSON.stringify(shape(command, types, r));
+  const { types: colTypes } = sh;
+  const keys = (sh.keys ??= sh.names.map((n, i) => `${i ? ',' : ''}${JSON.stringify(n)}:`));
+  let rows = '';
+  for (let j = 0; j < r.rows.length; j++) {
+    const row = r.rows[j]!;
+    let o = j ? ',{' : '{';
+    for (let i = 0; i < keys.length; i++) o += keys[i]! + jsonValue(toWire(row[i], colTypes[i] ?? null));
+    rows += `${o}}`;
+  }
+  sh.columnsJson ??= JSON.stringify(sh.wire);
+  return `{"command":${JSON.stringify(command)},"columns":${sh.columnsJson},"rows":[${rows}],"row_count":${r.changes}}`;
+}
+
+function shapeOf(types: ColumnType[] | null, r: WorkerResult): Shape {
   let byTypes = shapes.get(r.columns);
   if (!byTypes) {
     byTypes = new WeakMap();
@@ -302,6 +325,11 @@ function shape(command: string, types: ColumnType[] | null, r: WorkerResult): Qu
     sh = { names, types: ts, wire: ts.every((t) => t !== null && t !== 'unknown') ? names.map((name, i) => ({ name, type: typeName(ts[i]!) })) : null };
     byTypes.set(k, sh);
   }
+  return sh;
+}
+
+function shape(command: string, types: ColumnType[] | null, r: WorkerResult): QueryResult {
+  const sh = shapeOf(types, r);
   const { names, types: colTypes } = sh;
   const rows = new Array<Record<string, unknown>>(r.rows.length);
   for (let j = 0; j < r.rows.length; j++) {

@@ -22,7 +22,7 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
         const b = QueryService.parseBody(req.json);
         // note: synchronous when it can be (a cached point lookup), so the reply goes out at once.
         const fast = query.fast(ctx.project, ctx.auth, b.sql, b.params);
-        if (fast) return json(fast);
+        if (fast !== null) return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, bytes: fast };
         return query.run(ctx.project, ctx.auth, b.sql, b.params, b.timeoutMs).then((r) => json(r));
       },
     }),

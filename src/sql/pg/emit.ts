@@ -11,8 +11,13 @@ import { pgTypeOf, type ColumnType, type PgType, type SchemaLookup } from './typ
  *
  * Output markers (resolved per caller in translate.ts):
  * - `\0P<n>\0`: the caller's parameter `$n`, bound as `?`;
- * - `\0T<name>\0`: a table reference, the table itself or its RLS-filtered form.
+ * - `\0P<n>:<fn>\0`: the same, converted by the SQL function `fn` (of BIND_CONVERSIONS) when bound;
+ * - `\0T<name>\0`: a table reference, the table itself or its RLS-filtered form;
+ * - `\0K<columns>\0`: the time-limit check `pe_tick(columns)` (left out where no limit applies).
  */
+
+/** Conversions of one value that may run when a parameter is bound instead of inside SQLite. */
+export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_float', 'pe_text_array']);
 export type Node = { type?: string; [k: string]: unknown };
 
 export interface Expr {
@@ -551,6 +556,10 @@ export class Emitter {
 
   #fn(name: string, ...args: string[]): string {
     if (this.native) throw unsupported(`this expression in DDL (${name.replace(/^pe_/, '')})`);
+    // note: a conversion of a bare parameter is applied to the value when it is bound (the same
+    // function, in translate.ts), as Postgres types a parameter at bind time: no SQL callback.
+    const param = args.length === 1 && BIND_CONVERSIONS.has(name) ? /^\0P(\d+)\0$/.exec(args[0]!) : null;
+    if (param) return `\0P${param[1]}:${name}\0`;
     return `${name}(${args.join(', ')})`;
   }
 
@@ -1115,12 +1124,12 @@ export class Emitter {
 }
 
 /**
- * `pe_tick(a.x, b.y, …)`: one column of every source, so SQLite evaluates it in the
- * innermost loop (a term without column references would run once, before the loops).
+ * `pe_tick(a.x, b.y, …)` (as its marker): one column of every source, so SQLite evaluates it
+ * in the innermost loop (a term without column references would run once, before the loops).
  */
 export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
   const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
-  return `pe_tick(${args.join(', ')})`;
+  return `\0K${args.join(', ')}\0`;
 }
 
 export function columnName(n: Node): string {

@@ -1,7 +1,9 @@
 import { EdgeError } from '../../edge/errors.js';
 import { sqlParser } from '../parser.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { Emitter, unsupported, type Node } from './emit.js';
+import type Database from 'better-sqlite3';
+import { registerFunctions } from '../functions.js';
+import { BIND_CONVERSIONS, Emitter, unsupported, type Node } from './emit.js';
 import { Lru } from './lru.js';
 import { parseWithFallback } from './parse.js';
 import { statement, type Statement } from './statements.js';
@@ -116,13 +118,14 @@ export type TableSource = (physical: string) => { sql: string; params: unknown[]
 export const plainTable: TableSource = (p) => ({ sql: quoteIdent(p), params: [] });
 
 /** Resolves the markers of one emitted statement for one caller: `?` placeholders and their values. */
-export function bind(sql: string, params: readonly unknown[], source: TableSource, fixed: readonly unknown[] = []): { sql: string; params: unknown[] } {
+export function bind(sql: string, params: readonly unknown[], source: TableSource, fixed: readonly unknown[] = [], timed = true): { sql: string; params: unknown[] } {
   const out: unknown[] = [];
-  const text = sql.replace(/\0([PT])([^\0]*)\0/g, (_, kind: string, v: string) => {
+  const text = sql.replace(MARKER, (_, kind: string, v: string) => {
     if (kind === 'P') {
-      out.push(bindValue(params[Number(v) - 1]));
+      out.push(paramValue(v, params));
       return '?';
     }
+    if (kind === 'K') return tick(v, timed);
     const t = source(v);
     out.push(...t.params);
     return t.sql;
@@ -131,28 +134,87 @@ export function bind(sql: string, params: readonly unknown[], source: TableSourc
   return { sql: text, params: out };
 }
 
-/** The service role's form of a step, computed once per cached translation: plain tables, `?` in order. */
-const plainSteps = new WeakMap<object, { sql: string; order: number[] }>();
+const MARKER = /\0([PTK])([^\0]*)\0/g;
 
-export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: readonly unknown[]): { sql: string; params: unknown[]; host: object } {
-  let c = plainSteps.get(step);
+/** `pe_tick(…)` where a time limit applies (the worker pool), else the constant true. */
+const tick = (columns: string, timed: boolean): string => (timed ? `pe_tick(${columns})` : '1');
+
+interface PlainStep {
+  sql: string;
+  /** Per placeholder: the caller's parameter index and its bind-time conversion. */
+  order: number[];
+  convert: Array<string | null>;
+}
+
+/** The service role's form of a step, computed once per cached translation and timing: plain tables, `?` in order. */
+const plainSteps = new WeakMap<object, { timed?: PlainStep; untimed?: PlainStep }>();
+
+/**
+ * The service role's binding of a step. `timed: false` leaves out the time-limit checks:
+ * only for statements that cannot run long (query.ts runs such point lookups inline).
+ */
+export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: readonly unknown[], timed = true): { sql: string; params: unknown[]; host: object } {
+  let forStep = plainSteps.get(step);
+  if (!forStep) plainSteps.set(step, (forStep = {}));
+  let c = timed ? forStep.timed : forStep.untimed;
   if (!c) {
     const order: number[] = [];
-    const sql = step.sql.replace(/\0([PT])([^\0]*)\0/g, (_, kind: string, v: string) => {
+    const convert: Array<string | null> = [];
+    const sql = step.sql.replace(MARKER, (_, kind: string, v: string) => {
       if (kind === 'P') {
-        order.push(Number(v) - 1);
+        const [n, fn] = v.split(':');
+        order.push(Number(n) - 1);
+        convert.push(fn ?? null);
         return '?';
       }
+      if (kind === 'K') return tick(v, timed);
       return quoteIdent(v);
     });
-    c = { sql, order };
-    plainSteps.set(step, c);
+    c = { sql, order, convert };
+    if (timed) forStep.timed = c;
+    else forStep.untimed = c;
   }
   const out = new Array<unknown>(c.order.length);
-  for (let i = 0; i < c.order.length; i++) out[i] = bindValue(params[c.order[i]!]);
+  for (let i = 0; i < c.order.length; i++) {
+    const v = bindValue(params[c.order[i]!]);
+    const fn = c.convert[i];
+    out[i] = fn ? convertParam(fn, v) : v;
+  }
   if (step.fixed) out.push(...step.fixed);
   // note: `host` is the same object for every call with this step: callers cache per-SQL decisions on it.
   return { sql: c.sql, params: out, host: c };
+}
+
+/** One `P` marker's value: `n` or `n:fn` (converted by the SQL function fn). */
+function paramValue(marker: string, params: readonly unknown[]): unknown {
+  const colon = marker.indexOf(':');
+  if (colon === -1) return bindValue(params[Number(marker) - 1]);
+  return convertParam(marker.slice(colon + 1), bindValue(params[Number(marker.slice(0, colon)) - 1]));
+}
+
+let conversions: Map<string, (v: unknown) => unknown> | null = null;
+
+/**
+ * Applies a conversion of emit.ts's BIND_CONVERSIONS to a bound value: the very function
+ * SQLite would call (taken from registerFunctions), so the result is the same; a value it
+ * rejects is a 400, as in Postgres where a parameter is typed when it is bound.
+ */
+function convertParam(fn: string, v: unknown): unknown {
+  if (!conversions) {
+    const found = new Map<string, (v: unknown) => unknown>();
+    const collect = { function: (name: string, _opts: unknown, f: (v: unknown) => unknown) => found.set(name, f) };
+    registerFunctions(collect as unknown as Database.Database, { at: Number.POSITIVE_INFINITY, n: 0 });
+    conversions = found;
+  }
+  const f = conversions.get(fn);
+  if (!f || !BIND_CONVERSIONS.has(fn)) throw new Error(`no bind conversion ${fn}`);
+  try {
+    return f(v);
+  } catch (err) {
+    const m = /^pe_invalid_input: (.*)$/s.exec(err instanceof Error ? err.message : '');
+    if (m) throw new EdgeError('invalid_request', m[1]!.slice(0, 300));
+    throw err;
+  }
 }
 
 /** A JSON parameter value → what SQLite stores (booleans 1/0, objects and arrays as JSON text). */
