@@ -59,11 +59,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     if (--inflight === 0 && idle) idle();
   };
 
-  /** Writes a response; `corked` is true only in the synchronous top of the route handler. */
-  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
+  /** Writes a response (corked: one send for status, headers and body). */
+  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     if (state.aborted) return finished(state);
-    if (corked) write(res, r, method, close);
-    else res.cork(() => write(res, r, method, close));
+    res.cork(() => write(res, r, method, close));
     if (r.sse) {
       if (!state.watched) watchAbort(res, state);
       return openSse(res, state, r);
@@ -72,6 +71,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   };
 
   const write = (res: HttpResponse, r: EdgeResponse, method: string, close: boolean): void => {
+    // note: the body first, so a value JSON cannot write fails before anything is written.
+    const body = r.json !== undefined ? JSON.stringify(r.json) : r.bytes;
     // note: uWS writes "200 OK" itself when no status was written.
     if (r.status !== 200) res.writeStatus(statusLine(r.status));
     const headers = r.headers;
@@ -85,11 +86,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       for (const k in SSE_HEADERS) res.writeHeader(k, SSE_HEADERS[k]!);
       return;
     }
-    let body: string | Uint8Array | undefined;
-    if (r.json !== undefined) {
-      res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
-      body = JSON.stringify(r.json);
-    } else body = r.bytes;
+    if (r.json !== undefined) res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
     // note: in the pinned build endWithoutBody only completes the response when called with
     // no argument (a length or the close flag leaves it open), so lengths are written by hand.
     if (r.status === 204 || r.status === 304) {
@@ -129,16 +126,37 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     conn.start(r.sse!);
   };
 
-  /** Dispatches; replies at once when the answer is ready, else watches for an abort while waiting. */
-  const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false, corked = false): void => {
-    const out = dispatchSafe(core, req);
-    if (!(out instanceof Promise)) return respond(res, state, out, req.method, close || failed(out), corked);
-    if (corked) watchAbort(res, state);
-    void out.then((r) => respond(res, state, r, req.method, close || failed(r)));
+  // Answers that are ready at once are written together once the event loop's poll phase is
+  // over (setImmediate), not one by one as each request is dispatched: the client side is then
+  // woken once per batch instead of once per response. Under load that is most of the cost of
+  // a small request (docs/benchmarks.md, "Where the time goes"); alone, a request waits only
+  // for the end of its loop turn.
+  let ready: Ready[] = [];
+  const flushReady = (): void => {
+    const batch = ready;
+    ready = [];
+    for (const x of batch) {
+      try {
+        respond(x.res, x.state, x.r, x.method, x.close);
+      } catch {
+        respond(x.res, x.state, INTERNAL, 'GET', true);
+      }
+    }
   };
 
-  // note: a response must have an abort handler before the route handler returns unless it
-  // was answered synchronously (STYLE.md 4.1); attaching it only then saves a native call.
+  /** Dispatches; a ready answer joins the batch, a pending one is written when it settles. */
+  const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
+    // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
+    if (!state.watched) watchAbort(res, state);
+    const out = dispatchSafe(core, req);
+    if (out instanceof Promise) {
+      void out.then((r) => respond(res, state, r, req.method, close || failed(r)));
+      return;
+    }
+    if (ready.length === 0) setImmediate(flushReady);
+    ready.push(new Ready(res, state, out, req.method, close || failed(out)));
+  };
+
   const watchAbort = (res: HttpResponse, state: State): void => {
     state.watched = true;
     res.onAborted(() => {
@@ -161,7 +179,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       const r = new UwsRequest(res, state, upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', headers);
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
-      if ((length === undefined || length === '0') && !chunked) return run(res, state, r, false, true);
+      if ((length === undefined || length === '0') && !chunked) return run(res, state, r);
       watchAbort(res, state);
       const limit = core.bodyLimit(r.method, r.path);
       if (length !== undefined && Number(length) > limit) {
@@ -175,7 +193,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
         run(res, state, r, body === null);
       });
     } catch {
-      respond(res, state, INTERNAL, 'GET', true, true);
+      respond(res, state, INTERNAL, 'GET', true);
     }
   });
 
@@ -203,6 +221,17 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       });
     });
   });
+}
+
+/** An answer waiting for the end of the loop turn (see flushReady). */
+class Ready {
+  constructor(
+    readonly res: HttpResponse,
+    readonly state: State,
+    readonly r: EdgeResponse,
+    readonly method: string,
+    readonly close: boolean,
+  ) {}
 }
 
 /**
