@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
-import type { CredentialCache } from '../control/keys.js';
+import type { CredentialCache, ResolvedKey } from '../control/keys.js';
 import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
 import { corsHeaders, preflight } from './cors.js';
@@ -189,24 +189,28 @@ export class Pipeline {
     const key = credentials.key(keyHeader);
     if (!key) throw unauthorized('invalid API key');
     if (route.scope && !key.scopes.has(route.scope)) throw missingScope(route.scope);
-    const withUser = (user: UserClaims | null): AuthContext => ({
-      projectId: key.projectId,
-      keyId: key.id,
-      scopes: key.scopes,
-      role: key.role === 'service_role' ? 'service_role' : (user?.role ?? 'anon'),
-      operator: null,
-      user,
-    });
     // note: only routes that use a user verify the token, so a stale Authorization header
     // cannot break key-only calls such as POST /auth/refresh.
     if (route.auth !== 'key' && bearer !== null && bearer.startsWith('lca_')) {
       if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
       const user = this.#bearer(key.projectId, bearer);
-      return user instanceof Promise ? user.then(withUser) : withUser(user);
+      return user instanceof Promise ? user.then((u) => keyAuth(key, u)) : keyAuth(key, user);
     }
     if (route.auth === 'bearer') throw unauthorized('this request needs Authorization: Bearer <access token>');
-    return withUser(null);
+    return keyAuth(key, null);
   }
+}
+
+/** The auth context of an API key, with the user its Bearer token names (if any). */
+function keyAuth(key: ResolvedKey, user: UserClaims | null): AuthContext {
+  return {
+    projectId: key.projectId,
+    keyId: key.id,
+    scopes: key.scopes,
+    role: key.role === 'service_role' ? 'service_role' : (user?.role ?? 'anon'),
+    operator: null,
+    user,
+  };
 }
 
 /** What a handler receives; a class so V8 keeps it fast (no literal getters). */
