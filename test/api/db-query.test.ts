@@ -165,6 +165,36 @@ describe('POST /db/query (service role)', () => {
   }, 20_000);
 });
 
+describe('repeated point lookups (answered inline from the cached translation)', () => {
+  it('see a column added or dropped at once, and a dropped table as an error, not a stale answer', async () => {
+    await ok('create table gadgets (id uuid primary key default gen_random_uuid(), name text)');
+    const [g] = (await ok(`insert into gadgets (name) values ('one') returning id`)).rows as [{ id: string }];
+    const look = () => ok('select * from gadgets where id = $1', [g.id]);
+    expect((await look()).rows).toEqual([{ id: g.id, name: 'one' }]);
+    expect((await look()).rows).toEqual([{ id: g.id, name: 'one' }]);
+    await ok(`alter table gadgets add column color text default 'red'`);
+    expect((await look()).rows).toEqual([{ id: g.id, name: 'one', color: 'red' }]);
+    await ok('alter table gadgets drop column name');
+    expect((await look()).rows).toEqual([{ id: g.id, color: 'red' }]);
+    await ok('drop table gadgets');
+    const e = await fails({ sql: 'select * from gadgets where id = $1', params: [g.id] }, 400, 'invalid_request');
+    expect(e.message).toMatch(/gadgets/);
+  });
+
+  it('convert a typed parameter when it is bound: another spelling matches, a wrong value is a 400', async () => {
+    await ok('create table widgets (id uuid primary key default gen_random_uuid(), made_at timestamptz)');
+    const [w] = (await ok(`insert into widgets (made_at) values ('2024-05-06 07:08:09+02') returning id`)).rows as [{ id: string }];
+    for (let i = 0; i < 2; i++) {
+      const r = await ok('select id, made_at from widgets where id = $1', [w.id.toUpperCase()]);
+      expect(r.rows).toEqual([{ id: w.id, made_at: '2024-05-06T05:08:09.000Z' }]);
+      const e = await fails({ sql: 'select id from widgets where id = $1', params: ['not-a-uuid'] }, 400, 'invalid_request');
+      expect(e.message).toBe('invalid input syntax for type uuid: "not-a-uuid"');
+    }
+    const later = await ok('select count(*) as n from widgets where made_at > $1', ['2024-05-06T05:00:00Z']);
+    expect(later.rows).toEqual([{ n: 1 }]);
+  });
+});
+
 describe('tables made by raw DDL', () => {
   it('appear in GET /db/tables as relational tables, usable through the rows API, and leave on DROP', async () => {
     await ok(

@@ -1,4 +1,5 @@
 import type { ProjectLease } from '../../project/registry.js';
+import { schemaChanged } from '../../project/schema-version.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { FieldType, Role, UserField, UserRow } from './types.js';
 
@@ -207,10 +208,12 @@ export const deleteProfile = (p: ProjectLease, id: string): void => {
 
 export const addProfileColumn = (p: ProjectLease, name: string, type: FieldType): void => {
   p.db.exec(`ALTER TABLE profiles ADD COLUMN ${quoteIdent(name)} ${SQL_TYPE[type]}`);
+  schemaChanged(p.db);
 };
 
 export const dropProfileColumn = (p: ProjectLease, name: string): void => {
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
+  schemaChanged(p.db);
 };
 
 export function profileValues(p: ProjectLease, column: string): { id: string; v: unknown }[] {
@@ -231,6 +234,7 @@ export function retypeProfileColumn(p: ProjectLease, name: string, type: FieldTy
   for (const r of values) set.run(r.v, r.id);
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
   p.db.exec(`ALTER TABLE profiles RENAME COLUMN ${quoteIdent(tmp)} TO ${quoteIdent(name)}`);
+  schemaChanged(p.db);
 }
 
 // --- user fields and roles

@@ -16,6 +16,7 @@ import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
 import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
+import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
 import type { TableInfo } from './types.js';
 
@@ -93,7 +94,8 @@ export class QueryService {
    * once). Null: use run().
    */
   fast(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[]): string | null {
-    const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
+    // note: the trusted version (project/schema-version.ts): every schema change in this process resets it.
+    const version = schemaVersion(lease);
     const t = cachedTranslation(sql, `${lease.projectId}:${version}`);
     const only = t && t.statements.length === 1 ? t.statements[0]! : null;
     if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
@@ -101,7 +103,13 @@ export class QueryService {
     const step = only.steps[0]!;
     // note: untimed (no pe_tick): inline() only runs statements whose plan reads at most one row.
     const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
-    const r = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
+    let r: WorkerResult | null;
+    try {
+      r = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
+    } catch {
+      // note: e.g. a table another process dropped: run() reads the schema afresh and reports it.
+      return null;
+    }
     return r ? shapeText(only.command, only.columns, r) : null;
   }
 

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { schemaChanged } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 import { toStored } from '../../sql/column-values.js';
@@ -95,6 +96,7 @@ export const catalogStore = {
   /** Forgets the cached catalog (after RLS writes, which do not change the schema version). */
   invalidate(lease: ProjectLease): void {
     catalogs.delete(lease.db);
+    schemaChanged(lease.db);
   },
 
   /** Creates the table, its indexes and its catalog row in one transaction. */
@@ -107,6 +109,7 @@ export const catalogStore = {
         .run(def.name, def.kind, JSON.stringify({ columns: def.columns, indexes: def.indexes }), def.created_at);
     })();
     catalogs.delete(lease.db);
+    schemaChanged(lease.db);
   },
 
   drop(lease: ProjectLease, name: string): void {
@@ -116,6 +119,7 @@ export const catalogStore = {
       lease.stmt('DELETE FROM "_svc_meta.rls" WHERE tbl = ?').run(name);
     })();
     catalogs.delete(lease.db);
+    schemaChanged(lease.db);
   },
 
   /** Whether a physical table (or view/index) of that name exists. */
