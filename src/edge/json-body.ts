@@ -40,6 +40,12 @@ export function parseJsonBody(req: EdgeRequest, config: Config, any = false): un
 
 /** Scans brackets outside strings; cheaper than a recursive walk and safe from stack overflow. */
 function tooDeep(text: string, max: number): boolean {
+  // note: nesting deeper than max needs more than max opening brackets; most bodies have a few,
+  // and counting them with indexOf is much cheaper than the character scan below.
+  let opening = 0;
+  for (let i = text.indexOf('{'); i !== -1 && opening <= max; i = text.indexOf('{', i + 1)) opening++;
+  for (let i = text.indexOf('['); i !== -1 && opening <= max; i = text.indexOf('[', i + 1)) opening++;
+  if (opening <= max) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -282,7 +282,10 @@ function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null) 
       over = true;
       return done(null);
     }
-    chunks.push(Buffer.from(ab.slice(0)));
+    // note: a copy (uWS neuters `ab` on return), into pooled memory rather than a new ArrayBuffer.
+    const chunk = Buffer.allocUnsafe(ab.byteLength);
+    chunk.set(new Uint8Array(ab));
+    chunks.push(chunk);
     if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   });
 }

@@ -366,8 +366,10 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     if (s === '' || Number.isNaN(n)) return bad('double precision', v);
     return n;
   });
+  const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   db.function('pe_uuid', det, (v: unknown) => {
     if (v === null) return null;
+    if (typeof v === 'string' && canonicalUuid.test(v)) return v;
     const s = String(v).trim().toLowerCase();
     if (!/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/.test(s)) return bad('uuid', v);
     const h = s.replaceAll('-', '');

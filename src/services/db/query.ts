@@ -315,7 +315,7 @@ function shapeText(command: string, types: ColumnType[] | null, r: WorkerResult)
     rows += `${o}}`;
   }
   sh.columnsJson ??= JSON.stringify(sh.wire);
-  return `{"command":${JSON.stringify(command)},"columns":${sh.columnsJson},"rows":[${rows}],"row_count":${r.changes}}`;
+  return `{"command":${jsonValue(command)},"columns":${sh.columnsJson},"rows":[${rows}],"row_count":${r.changes}}`;
 }
 
 function shapeOf(types: ColumnType[] | null, r: WorkerResult): Shape {
