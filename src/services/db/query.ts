@@ -215,7 +215,13 @@ export class QueryService {
 const ticked = new WeakSet<Database.Database>();
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
 const plans = new WeakMap<Database.Database, Lru<string, boolean>>();
-const hostPlans = new WeakMap<object, boolean>();
+/** A point lookup's statement, kept per bound translation (false: not a point lookup). */
+interface InlinePlan {
+  db: Database.Database;
+  st: Database.Statement;
+  columns: WorkerResult['columns'];
+}
+const hostPlans = new WeakMap<object, InlinePlan | false>();
 const UNIQUE_LOOKUP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY \(rowid=\?\)|(?:COVERING )?INDEX (sqlite_autoindex_\S+) \(([^()]*)\))$/;
 
 /**
@@ -225,27 +231,33 @@ const UNIQUE_LOOKUP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY \(rowid=\?\)|(?:
  */
 function inline(lease: ProjectLease, version: number, sql: string, params: unknown[], host: object | null = null): WorkerResult | null {
   const db = lease.db;
-  if (!ticked.has(db)) {
-    // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
-    registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
-    ticked.add(db);
+  // note: `host` (the bound form of a cached translation) is per SQL text and schema version, so
+  // the decision and the prepared statement are kept on it: a repeated lookup makes one WeakMap read.
+  let plan = host ? hostPlans.get(host) : undefined;
+  if (plan === false) return null;
+  if (plan === undefined || plan.db !== db) {
+    if (!ticked.has(db)) {
+      // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
+      registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
+      ticked.add(db);
+    }
+    if (!decide(db, version, sql, params)) {
+      if (host) hostPlans.set(host, false);
+      return null;
+    }
+    const st = lease.stmt(sql);
+    let columns = inlineColumns.get(st);
+    if (!columns) {
+      st.safeIntegers(true);
+      st.raw(true);
+      columns = st.columns().map((c) => ({ name: c.name, decl: c.type }));
+      inlineColumns.set(st, columns);
+    }
+    plan = { db, st, columns };
+    if (host) hostPlans.set(host, plan);
   }
-  // note: `host` (the service role's bound form of a cached translation) is per SQL text and schema version.
-  let ok = host ? hostPlans.get(host) : undefined;
-  if (ok === false) return null;
-  if (ok === undefined) ok = decide(db, version, sql, params);
-  if (host) hostPlans.set(host, ok);
-  if (!ok) return null;
-  const st = lease.stmt(sql);
-  let columns = inlineColumns.get(st);
-  if (!columns) {
-    st.safeIntegers(true);
-    st.raw(true);
-    columns = st.columns().map((c) => ({ name: c.name, decl: c.type }));
-    inlineColumns.set(st, columns);
-  }
-  const rows = st.all(...params) as unknown[][];
-  return { columns, rows, changes: rows.length, reader: true };
+  const rows = plan.st.all(...params) as unknown[][];
+  return { columns: plan.columns, rows, changes: rows.length, reader: true };
 }
 
 function decide(db: Database.Database, version: number, sql: string, params: unknown[]): boolean {
