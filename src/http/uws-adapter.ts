@@ -167,7 +167,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     });
   };
 
-  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+  /** The route handler for one method (null: read it from the request, for `any`). */
+  const handle = (method: string | null) => (res: HttpResponse, req: HttpRequest): void => {
     const state: State = { aborted: false, done: false, watched: false, controller: null, sse: null };
     inflight++;
     try {
@@ -176,7 +177,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       req.forEach((k, v) => {
         headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
       });
-      const r = new UwsRequest(res, state, upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', headers);
+      const r = new UwsRequest(res, state, method ?? upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', headers);
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
       if ((length === undefined || length === '0') && !chunked) return run(res, state, r);
@@ -195,7 +196,11 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     } catch {
       respond(res, state, INTERNAL, 'GET', true);
     }
-  });
+  };
+  // note: one handler per common method, so the method is a constant instead of a native call
+  // and a string per request; `any` takes the rest (specific methods match first in uWS).
+  app.get('/*', handle('GET')).post('/*', handle('POST')).put('/*', handle('PUT')).patch('/*', handle('PATCH'));
+  app.del('/*', handle('DELETE')).head('/*', handle('HEAD')).options('/*', handle('OPTIONS')).any('/*', handle(null));
 
   return new Promise((resolve, reject) => {
     // note: 1 = LIBUS_LISTEN_EXCLUSIVE_PORT; without it uWS sets SO_REUSEPORT and a second server on a busy
