@@ -109,6 +109,59 @@ describe('change events', () => {
   });
 });
 
+describe('change events of foreign-key actions', () => {
+  const changesOf = (table: string): { op: string; row_id: string; data: unknown; old: unknown }[] => {
+    const db = new Database(dbFile(), { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare(`SELECT op, row_id, data, old FROM "_svc_meta.change_log" WHERE tbl = ? ORDER BY seq`).all(table) as { op: string; row_id: string; data: string | null; old: string | null }[]).map(
+        (r) => ({ ...r, data: r.data === null ? null : JSON.parse(r.data), old: r.old === null ? null : JSON.parse(r.old) }),
+      );
+    } finally {
+      db.close();
+    }
+  };
+
+  it('a rows-API delete logs the rows ON DELETE CASCADE removes (down the chain) and SET NULL updates', async () => {
+    const mk = async (name: string, columns: unknown[]) => expect((await call('POST', '/db/tables', { name, type: 'relational', columns }, s.keys.service)).status).toBe(201);
+    await mk('authors', [{ name: 'name', type: 'text' }]);
+    await mk('books', [{ name: 'title', type: 'text' }, { name: 'author', type: 'uuid', nullable: true, references: { table: 'authors', on_delete: 'cascade' } }]);
+    await mk('chapters', [{ name: 'n', type: 'int8' }, { name: 'book', type: 'uuid', references: { table: 'books', on_delete: 'cascade' } }]);
+    await mk('fans', [{ name: 'fav', type: 'uuid', nullable: true, references: { table: 'authors', on_delete: 'set null' } }]);
+    const a = (await call('POST', '/db/tables/authors/rows', { data: { name: 'Ann' } })).body.id as string;
+    const other = (await call('POST', '/db/tables/authors/rows', { data: { name: 'Bob' } })).body.id as string;
+    const b = (await call('POST', '/db/tables/books/rows', { data: { title: 'One', author: a } })).body.id as string;
+    const keep = (await call('POST', '/db/tables/books/rows', { data: { title: 'Two', author: other } })).body.id as string;
+    const ch = (await call('POST', '/db/tables/chapters/rows', { data: { n: 1, book: b } })).body.id as string;
+    const f = (await call('POST', '/db/tables/fans/rows', { data: { fav: a } })).body.id as string;
+
+    expect((await call('DELETE', `/db/tables/authors/rows/${a}`)).status).toBe(204);
+    expect((await call('GET', `/db/tables/books/rows/${b}`)).status).toBe(404);
+    expect((await call('GET', `/db/tables/books/rows/${keep}`)).status).toBe(200);
+    expect((await call('GET', `/db/tables/chapters/rows/${ch}`)).status).toBe(404);
+    expect((await call('GET', `/db/tables/fans/rows/${f}`)).body.data).toEqual({ fav: null });
+
+    expect(changesOf('books').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: b, data: null, old: { title: 'One', author: a } }]);
+    expect(changesOf('chapters').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: ch, data: null, old: { n: 1, book: b } }]);
+    expect(changesOf('fans').filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: f, data: { fav: null }, old: { fav: a } }]);
+  });
+
+  it('a raw-SQL delete logs the rows its foreign-key actions change, too', async () => {
+    const q = async (sql: string) => {
+      const r = await call('POST', '/db/query', { sql }, s.keys.service);
+      expect(r.status, r.text).toBe(200);
+      return r.body;
+    };
+    await q(`create table shelves (id uuid primary key default gen_random_uuid(), label text, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`);
+    await q(
+      `create table items (id uuid primary key default gen_random_uuid(), shelf uuid references shelves(id) on delete cascade, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+    );
+    const shelf = (await q(`insert into shelves (label) values ('top') returning id`)).rows[0].id as string;
+    const item = (await q(`insert into items (shelf) values ('${shelf}') returning id`)).rows[0].id as string;
+    await q(`delete from shelves where id = '${shelf}'`);
+    expect(changesOf('items').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: item, data: null, old: { shelf } }]);
+  });
+});
+
 describe('profiles columns', () => {
   it('user-field columns appear in the table list and schema', async () => {
     const r = await call('PUT', '/auth/user-fields', { fields: [{ name: 'age', type: 'int8', required: false, in_signup: true }] }, s.keys.service);

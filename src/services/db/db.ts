@@ -23,6 +23,14 @@ export interface Row {
 }
 
 type Raw = Record<string, unknown>;
+/** A row changed by a foreign-key action of a delete. */
+interface Cascaded {
+  op: 'delete' | 'update';
+  table: string;
+  id: string;
+  data: Record<string, unknown> | null;
+  old: Record<string, unknown>;
+}
 interface Bound {
   p: CompiledPolicy;
   values: unknown[];
@@ -220,13 +228,55 @@ export class DbService {
     const t = this.table(lease, name);
     const del = policy(t, 'delete', auth);
     const at = now();
-    let change!: Change;
+    const changes: Change[] = [];
     inTransaction(lease, () => {
       const old = this.#visible(lease, t, id, auth, del, 'delete');
+      const cascaded = this.#cascade(lease, name, id);
       lease.stmt(sqlOf(t, 'delete', () => rowSql.delete(name))).run(id);
-      change = appendChange(lease, 'delete', name, id, null, old.data, at);
+      changes.push(appendChange(lease, 'delete', name, id, null, old.data, at));
+      for (const c of cascaded) changes.push(appendChange(lease, c.op, c.table, c.id, c.data, c.old, at));
     });
-    publishChanges(this.#bus, [change]);
+    publishChanges(this.#bus, changes);
+  }
+
+  /**
+   * The rows a delete of `name`/`id` changes through foreign keys (ON DELETE CASCADE deletes,
+   * SET NULL updates, following cascades down), read before the delete so each becomes a change
+   * event like a direct write. As in Postgres, these actions do not consult RLS.
+   */
+  #cascade(lease: ProjectLease, name: string, id: string): Cascaded[] {
+    const tables = this.tables(lease);
+    const fks = catalogStore.referencing(lease, tables);
+    if (!fks.has(name)) return [];
+    const out: Cascaded[] = [];
+    const seen = new Set<string>([`${name}\0${id}`]);
+    const parents = lease.stmt(rowSql.get(name)).all(id) as Raw[];
+    const walk = (parent: string, rows: Raw[]): void => {
+      for (const fk of fks.get(parent) ?? []) {
+        if (fk.onDelete !== 'cascade' && fk.onDelete !== 'set null') continue;
+        const child = tables.get(fk.child);
+        if (!child) continue;
+        const keys = rows.map((r) => r[fk.parentColumn]).filter((v) => v !== null && v !== undefined);
+        const found: Raw[] = [];
+        for (let i = 0; i < keys.length; i += 500) {
+          const chunk = keys.slice(i, i + 500);
+          for (const r of lease.stmt(rowSql.byColumn(fk.child, fk.column, chunk.length)).all(...chunk) as Raw[]) {
+            const key = `${fk.child}\0${String(r.id)}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            found.push(r);
+          }
+        }
+        for (const r of found) {
+          const old = toRow(child, r, null);
+          if (fk.onDelete === 'cascade') out.push({ op: 'delete', table: fk.child, id: old.id, data: null, old: old.data });
+          else out.push({ op: 'update', table: fk.child, id: old.id, data: { ...old.data, [fk.column]: null }, old: old.data });
+        }
+        if (fk.onDelete === 'cascade' && found.length) walk(fk.child, found);
+      }
+    };
+    walk(name, parents);
+    return out;
   }
 
   /** The current row for a write: 404 when absent or hidden by the select policy, 403 when the op's policy rejects it. */

@@ -167,7 +167,12 @@ export class QueryService {
   #capture(lease: ProjectLease, t: Translation): WorkerJob['capture'] {
     const tables = this.#db.tables(lease);
     const setups = [];
-    for (const name of t.tables) {
+    // note: tables reached by ON DELETE CASCADE / SET NULL from a named one change too (SQLite fires
+    // their triggers for foreign-key actions), so they are tracked as well.
+    const fks = catalogStore.referencing(lease, tables);
+    const names = new Set(t.tables);
+    for (const name of names) for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+    for (const name of names) {
       const info = tables.get(name);
       if (!info) continue;
       const columns = info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type }));

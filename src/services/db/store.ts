@@ -122,6 +122,26 @@ export const catalogStore = {
     schemaChanged(lease.db);
   },
 
+  /**
+   * The foreign keys among catalog tables, by the table they point at, read from SQLite
+   * itself (so tables made by raw DDL count too); kept per catalog snapshot.
+   */
+  referencing(lease: ProjectLease, tables: ReadonlyMap<string, TableInfo>): ReadonlyMap<string, readonly ForeignKey[]> {
+    let byParent = foreignKeys.get(tables);
+    if (byParent) return byParent;
+    byParent = new Map<string, ForeignKey[]>();
+    for (const child of tables.keys()) {
+      const rows = lease.db.pragma(`foreign_key_list(${quoteIdent(child)})`) as Array<{ table: string; from: string; to: string | null; on_delete: string }>;
+      for (const r of rows) {
+        const list = byParent.get(r.table) ?? [];
+        list.push({ child, column: r.from, parentColumn: r.to ?? 'id', onDelete: r.on_delete.toLowerCase() });
+        byParent.set(r.table, list);
+      }
+    }
+    foreignKeys.set(tables, byParent);
+    return byParent;
+  },
+
   /** Whether a physical table (or view/index) of that name exists. */
   exists(lease: ProjectLease, name: string): boolean {
     return lease.stmt('SELECT 1 FROM sqlite_schema WHERE name = ? COLLATE NOCASE').get(name) !== undefined;
@@ -248,8 +268,20 @@ function createIndexSql(def: TableDef, ix: IndexDef, i: number): string {
   return `CREATE ${ix.unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${quoteIdent(def.name)} (${exprs.join(', ')})`;
 }
 
+/** A foreign key of `child.column` to `parentColumn` of the table it is listed under. */
+export interface ForeignKey {
+  child: string;
+  column: string;
+  parentColumn: string;
+  /** SQLite's action, lower case: `cascade`, `set null`, `restrict`, `no action`, `set default`. */
+  onDelete: string;
+}
+const foreignKeys = new WeakMap<ReadonlyMap<string, TableInfo>, Map<string, ForeignKey[]>>();
+
 /** Row SQL for one table; statements are cached by the lease (ctx.project.stmt). */
 export const rowSql = {
+  /** The rows whose `column` is one of `n` values. */
+  byColumn: (t: string, column: string, n: number) => `SELECT * FROM ${quoteIdent(t)} WHERE ${quoteIdent(column)} IN (${Array(n).fill('?').join(', ')})`,
   docInsert: (t: string) => `INSERT INTO ${quoteIdent(t)} ("id", "data", "created_at", "updated_at") VALUES (?, ?, ?, ?)`,
   relInsert: (t: string, cols: readonly string[]) =>
     `INSERT INTO ${quoteIdent(t)} (${['id', ...cols, 'created_at', 'updated_at'].map(quoteIdent).join(', ')}) VALUES (${Array(cols.length + 3)
