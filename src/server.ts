@@ -42,7 +42,8 @@ export type Logger = (msg: string, err?: unknown) => void;
 export function createServer(config: Config, log: Logger = () => {}): EdgeServer {
   const startedAt = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
-  const control = new ControlStore(config.dataDir, config.durability, loadMasterKey(config.dataDir, config.masterKey));
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+  const control = new ControlStore(config.dataDir, config.durability, masterKey);
   const registry = new ProjectRegistry(config);
   const credentials = new CredentialCache(control, config.controlPollMs);
   const bus = new EventBus((err) => log('event listener failed', err));
@@ -60,7 +61,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const traffic = new PublicTraffic();
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
-  const auth = new AuthService(config, registry, bus);
+  const auth = new AuthService(config, registry, bus, masterKey);
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 

@@ -47,11 +47,11 @@ export class AuthService {
   readonly #now: () => number;
   readonly #users = new Map<string, { user: User; until: number }>();
 
-  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, now: () => number = Date.now) {
+  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, masterKey: Buffer, now: () => number = Date.now) {
     this.#config = config;
     this.#bus = bus;
     this.#now = now;
-    this.tokens = new Tokens(registry, config.authAccessTtlS, now);
+    this.tokens = new Tokens(registry, masterKey, config.authAccessTtlS, now);
     this.limiter = new RateLimiter(config.rateLimit, now);
   }
 

@@ -29,6 +29,11 @@ export function configValue(p: ProjectLease, key: string): string | null {
   return row?.value ?? null;
 }
 
+/** Replaces a value. */
+export function setConfigValue(p: ProjectLease, key: string, value: string): void {
+  p.stmt(`INSERT INTO ${CONFIG} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(key, value);
+}
+
 /** Sets a value unless one exists; returns the stored value (the first writer wins). */
 export function initConfigValue(p: ProjectLease, key: string, value: string): string {
   p.stmt(`INSERT OR IGNORE INTO ${CONFIG} (key, value) VALUES (?, ?)`).run(key, value);

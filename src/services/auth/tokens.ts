@@ -3,15 +3,15 @@ import type { JWTPayload } from 'jose';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
-import type { ProjectRegistry } from '../../project/registry.js';
-import { randomBase62, sha256Hex } from '../../control/secrets.js';
+import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import { randomBase62, seal, sha256Hex, unseal } from '../../control/secrets.js';
 import { Revocations } from './revocations.js';
 
 // note: jose is loaded on first use (and warmed once the server listens): importing it
 // eagerly adds about 100 ms to `serve`'s start.
 let joseModule: Promise<typeof import('jose')> | null = null;
 export const jose = (): Promise<typeof import('jose')> => (joseModule ??= import('jose'));
-import { initConfigValue, recentRevocations } from './store.js';
+import { initConfigValue, recentRevocations, setConfigValue } from './store.js';
 
 export const ACCESS_PREFIX = 'lca_';
 export const REFRESH_PREFIX = 'lcr_';
@@ -58,12 +58,14 @@ export const refreshHash = (token: string): string => sha256Hex(token);
 
 /**
  * Issues and verifies access tokens: `lca_` + a JWT signed HS256 with a random
- * per-project secret (kept in the project's `_svc_auth.config`), `aud` = project id.
+ * per-project secret (kept in the project's `_svc_auth.config`, sealed with the server's
+ * master key: AES-256-GCM, control/secrets.ts), `aud` = project id.
  * Verification is cached per token and checks revocation in memory only.
  */
 export class Tokens {
   readonly revoked: Revocations;
   readonly #registry: ProjectRegistry;
+  readonly #master: Buffer;
   readonly #ttlS: number;
   readonly #now: () => number;
   readonly #keys = new Map<string, KeyObject>();
@@ -71,8 +73,9 @@ export class Tokens {
   readonly #verified = new Map<string, Map<string, Verified>>();
   #verifiedCount = 0;
 
-  constructor(registry: ProjectRegistry, accessTtlS: number, now: () => number = Date.now) {
+  constructor(registry: ProjectRegistry, masterKey: Buffer, accessTtlS: number, now: () => number = Date.now) {
     this.#registry = registry;
+    this.#master = masterKey;
     this.#ttlS = accessTtlS;
     this.#now = now;
     this.revoked = new Revocations(now);
@@ -172,13 +175,30 @@ export class Tokens {
     return { token: ACCESS_PREFIX + jwt, user, expMs: exp * 1000, jti };
   }
 
+  /**
+   * The project's signing secret, stored sealed. A secret a previous version stored in the
+   * clear (base64url has no `.`, a sealed value has) is sealed in place on first use.
+   */
+  #secret(lease: ProjectLease): string {
+    const stored = initConfigValue(lease, 'jwt_secret', seal(this.#master, randomBytes(32).toString('base64url')));
+    if (!stored.includes('.')) {
+      setConfigValue(lease, 'jwt_secret', seal(this.#master, stored));
+      return stored;
+    }
+    try {
+      return unseal(this.#master, stored);
+    } catch (err) {
+      throw new Error(`cannot unseal the JWT secret of project ${lease.projectId} (was master.key replaced?)`, { cause: err });
+    }
+  }
+
   /** The project's signing key; created on first use. The first load also restores recent revocations. */
   #key(projectId: string): KeyObject {
     const hit = this.#keys.get(projectId);
     if (hit) return hit;
     const lease = this.#registry.acquire(projectId);
     try {
-      const secret = initConfigValue(lease, 'jwt_secret', randomBytes(32).toString('base64url'));
+      const secret = this.#secret(lease);
       const since = new Date(this.#now() - Math.max(this.#ttlS, 0) * 1000 - SLACK_MS).toISOString();
       const r = recentRevocations(lease, since);
       const until = this.revokeUntil();
