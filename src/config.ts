@@ -65,6 +65,10 @@ export interface Config {
   /** Refresh-token lifetime, seconds (sliding: each refresh starts a new one). */
   readonly authRefreshTtlS: number;
   readonly rateLimit: RateLimitConfig;
+  /** Rows of each project's change log kept (the newest); older ones are pruned. At least 1. */
+  readonly changeLogKeep: number;
+  /** How often open projects' change logs are pruned, ms. */
+  readonly changeLogPruneMs: number;
 }
 
 export type ConfigOverrides = {
@@ -118,6 +122,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     authAccessTtlS: 900,
     authRefreshTtlS: int(env.PLATFORM_EDGE_AUTH_REFRESH_TTL_S, 'PLATFORM_EDGE_AUTH_REFRESH_TTL_S') ?? 30 * 86_400,
     rateLimit: rateLimitFromEnv(env),
+    changeLogKeep: int(env.PLATFORM_EDGE_CHANGE_LOG_KEEP, 'PLATFORM_EDGE_CHANGE_LOG_KEEP') ?? 100_000,
+    changeLogPruneMs: 60_000,
   };
   const merged = {
     ...base,
@@ -125,6 +131,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     rateLimit: Object.freeze({ ...base.rateLimit, ...stripUndefined(overrides.rateLimit ?? {}) }),
   };
   if (merged.port > 65535) throw new Error(`the port must be 0-65535, got ${merged.port}`);
+  if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`--durability must be normal or full, got "${String(merged.durability)}"`);
   }

@@ -9,6 +9,7 @@ import type { EdgeRequest, EdgeResponse, RouteDef } from './edge/route.js';
 import { EventBus } from './events/bus.js';
 import { startHttp, type HttpServer } from './http/index.js';
 import { ProjectRegistry } from './project/registry.js';
+import { pruneChangeLog } from './events/change-log.js';
 import { adminRoutes } from './services/admin/routes.js';
 import { AuthService } from './services/auth/auth.js';
 import { authRoutes } from './services/auth/routes.js';
@@ -85,6 +86,23 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   });
   pipeline.setBearerVerifier(auth.verifyBearer);
 
+  // note: change-log retention (docs/api.md "Change events"): the newest rows of each open project are kept.
+  const pruneTimer = setInterval(() => {
+    for (const id of registry.openIds()) {
+      try {
+        const lease = registry.acquire(id);
+        try {
+          pruneChangeLog(lease, config.changeLogKeep);
+        } finally {
+          lease.release();
+        }
+      } catch (err) {
+        log(`change log of project ${id} not pruned`, err);
+      }
+    }
+  }, config.changeLogPruneMs);
+  pruneTimer.unref();
+
   return {
     config,
     control,
@@ -97,6 +115,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },
     async close() {
+      clearInterval(pruneTimer);
       await http?.shutdown(5000);
       live.close();
       await sqlPool.close();

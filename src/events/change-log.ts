@@ -32,3 +32,13 @@ export function appendChange(
 export function publishChanges(bus: EventBus, changes: readonly Change[]): void {
   for (const c of changes) bus.emit('db.change', c);
 }
+
+const PRUNE = `DELETE FROM "_svc_meta.change_log" WHERE seq <= (SELECT max(seq) FROM "_svc_meta.change_log") - ?`;
+
+/**
+ * Drops all but the newest `keep` rows of the change log (at least one is always kept, so
+ * sequence numbers never restart: seq is a rowid alias). Returns how many rows went.
+ */
+export function pruneChangeLog(project: ProjectLease, keep: number): number {
+  return project.stmt(PRUNE).run(Math.max(1, keep)).changes;
+}

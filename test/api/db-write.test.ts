@@ -207,3 +207,35 @@ describe('WAL', () => {
     expect(wal).toBeLessThan(16 * 1024 * 1024);
   }, 60_000);
 });
+
+describe('change-log retention', () => {
+  it('keeps the newest rows of each project and never restarts the numbering', async () => {
+    const t = await startTestServer({ changeLogKeep: 3, changeLogPruneMs: 50 });
+    try {
+      const r = await t.req('/db/tables', { method: 'POST', key: t.keys.service, headers: JSON_H, body: JSON.stringify({ name: 'notes' }) });
+      expect(r.status).toBe(201);
+      const add = async (n: number) => {
+        const res = await t.req('/db/tables/notes/rows', { method: 'POST', key: t.keys.service, headers: JSON_H, body: JSON.stringify({ data: { n } }) });
+        expect(res.status).toBe(201);
+      };
+      for (let n = 1; n <= 6; n++) await add(n);
+      const log = () => {
+        const db = new Database(join(t.dataDir, 'projects', t.projectId, 'project.db'), { readonly: true, fileMustExist: true });
+        try {
+          return db.prepare(`SELECT seq, data FROM "_svc_meta.change_log" ORDER BY seq`).all() as { seq: number; data: string }[];
+        } finally {
+          db.close();
+        }
+      };
+      const deadline = Date.now() + 5000;
+      while (log().length > 3 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      const kept = log();
+      expect(kept.map((k) => JSON.parse(k.data).n)).toEqual([4, 5, 6]);
+      await add(7);
+      const after = log();
+      expect(after.at(-1)!.seq).toBe(kept.at(-1)!.seq + 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
