@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { VERSION } from './version.js';
 
@@ -65,6 +66,10 @@ export interface Config {
   /** Refresh-token lifetime, seconds (sliding: each refresh starts a new one). */
   readonly authRefreshTtlS: number;
   readonly rateLimit: RateLimitConfig;
+  /** Reverse proxies whose forwarding header names the client (addresses or CIDR ranges); empty: none. */
+  readonly trustedProxies: readonly string[];
+  /** The header a trusted proxy names the client in (`x-forwarded-for` style, or a single address). */
+  readonly clientIpHeader: string;
   /** Rows of each project's change log kept (the newest); older ones are pruned. At least 1. */
   readonly changeLogKeep: number;
   /** How often open projects' change logs are pruned, ms. */
@@ -122,6 +127,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     authAccessTtlS: 900,
     authRefreshTtlS: int(env.PLATFORM_EDGE_AUTH_REFRESH_TTL_S, 'PLATFORM_EDGE_AUTH_REFRESH_TTL_S') ?? 30 * 86_400,
     rateLimit: rateLimitFromEnv(env),
+    trustedProxies: list(env.PLATFORM_EDGE_TRUSTED_PROXIES) ?? [],
+    clientIpHeader: env.PLATFORM_EDGE_CLIENT_IP_HEADER || 'x-forwarded-for',
     changeLogKeep: int(env.PLATFORM_EDGE_CHANGE_LOG_KEEP, 'PLATFORM_EDGE_CHANGE_LOG_KEEP') ?? 100_000,
     changeLogPruneMs: 60_000,
   };
@@ -131,6 +138,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     rateLimit: Object.freeze({ ...base.rateLimit, ...stripUndefined(overrides.rateLimit ?? {}) }),
   };
   if (merged.port > 65535) throw new Error(`the port must be 0-65535, got ${merged.port}`);
+  for (const p of merged.trustedProxies) {
+    const [addr, bits] = p.split('/');
+    if (isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) {
+      throw new Error(`PLATFORM_EDGE_TRUSTED_PROXIES: not an address or CIDR range: "${p}"`);
+    }
+  }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`--durability must be normal or full, got "${String(merged.durability)}"`);

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { CredentialCache, ResolvedKey } from '../control/keys.js';
 import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
+import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
 import { EdgeError, missingScope, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
 import { parseJsonBody } from './json-body.js';
@@ -64,6 +65,7 @@ export class Pipeline {
   readonly #router: Router;
   /** Every geo header name, to tell at once that a request carries none. */
   readonly #geoNames: readonly string[];
+  readonly #clientIp: ClientIp;
   #bearer: BearerVerifier | null = null;
 
   constructor(deps: PipelineDeps) {
@@ -71,6 +73,7 @@ export class Pipeline {
     this.#router = new Router(deps.routes);
     const g = deps.config.geoHeaders;
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
+    this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
   }
 
   setBearerVerifier(v: BearerVerifier): void {
@@ -119,7 +122,7 @@ export class Pipeline {
     if (route.role !== undefined && auth?.role !== route.role) {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
-    const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined);
+    const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
     const ctx = new Ctx(this.#d, st, auth);
     return route.handler(hreq, ctx as never);
   }
@@ -223,13 +226,16 @@ class HandlerReq implements HandlerRequest {
   readonly bodyTooLarge: boolean | undefined;
   #query: URLSearchParams | null = null;
   readonly #req: EdgeRequest;
+  readonly #clientIp: ClientIp;
 
   constructor(
     req: EdgeRequest,
     readonly params: Readonly<Record<string, string>>,
     readonly json: unknown,
+    clientIp: ClientIp,
   ) {
     this.#req = req;
+    this.#clientIp = clientIp;
     this.method = req.method;
     this.path = req.path;
     this.rawQuery = req.rawQuery;
@@ -238,8 +244,9 @@ class HandlerReq implements HandlerRequest {
     this.bodyTooLarge = req.bodyTooLarge;
   }
 
+  /** The client's address (behind a trusted proxy: the one it forwards; see client-ip.ts). */
   get ip(): string {
-    return this.#req.ip;
+    return this.#clientIp.of(this.#req.ip, this.headers);
   }
 
   get signal(): AbortSignal {

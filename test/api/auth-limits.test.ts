@@ -95,3 +95,26 @@ describe('expired access token', () => {
     expect((await errorOf(me)).code).toBe('unauthorized');
   });
 });
+
+describe('rate limits behind a trusted reverse proxy', () => {
+  it('count per forwarded client when the peer is trusted, and ignore the header otherwise', async () => {
+    const limits = { enabled: true, windowS: 300, login: 3, register: 3, refresh: 3, anonymous: 1, perEmail: 2 };
+    const proxied = await startTestServer({ rateLimit: limits, trustedProxies: ['127.0.0.1', '::1'] });
+    const direct = await startTestServer({ rateLimit: limits });
+    try {
+      const anon = (t: TestServer, client: string) => t.req('/auth/anonymous', { method: 'POST', headers: { 'x-forwarded-for': client } });
+      // Trusted peer (the test runs on loopback): each forwarded client has its own budget.
+      expect((await anon(proxied, '203.0.113.1')).status).toBe(200);
+      expect((await anon(proxied, '203.0.113.2')).status).toBe(200);
+      expectLimited(await anon(proxied, '203.0.113.1'), 1);
+      // A client-chosen address left of what the proxy appended changes nothing.
+      expectLimited(await anon(proxied, '198.51.100.9, 203.0.113.1'), 1);
+      // No trusted proxy: the header is ignored and all share the socket's address.
+      expect((await anon(direct, '203.0.113.1')).status).toBe(200);
+      expectLimited(await anon(direct, '203.0.113.2'), 1);
+    } finally {
+      await proxied.close();
+      await direct.close();
+    }
+  });
+});
