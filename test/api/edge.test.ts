@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+import { rawRequest } from '../helpers/raw.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -41,5 +42,24 @@ describe('routing errors', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
     expect((await errorOf(res)).code).toBe('method_not_allowed');
+  });
+});
+
+describe('HTTP/1.1 pipelining', () => {
+  // Three requests in one write on one connection.
+  const pipelined = ['one', 'two', 'three'].map((id) => `GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`).join('');
+
+  it('node:http answers pipelined requests in order; uWS closes the connection unanswered (docs/api.md)', async () => {
+    const raw = await rawRequest(s.url, pipelined, 1000);
+    if (s.backend === 'node') {
+      expect(raw.match(/^x-request-id: .*$/gim)?.map((l) => l.split(': ')[1]!.trim())).toEqual(['one', 'two', 'three']);
+    } else {
+      // The pinned uWS closes a connection on which a request arrives while a reply is pending, and
+      // replies are written at the end of the loop turn; a client retries on a new connection
+      // (RFC 9112 §9.3.2). Nothing partial or out of order is ever sent.
+      expect(raw).toBe('');
+    }
+    // The server itself is unaffected.
+    expect((await s.req('/health')).status).toBe(200);
   });
 });
