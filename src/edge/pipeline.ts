@@ -67,6 +67,7 @@ export class Pipeline {
   readonly #geoNames: readonly string[];
   readonly #clientIp: ClientIp;
   #bearer: BearerVerifier | null = null;
+  #lastLimit: { method: string; path: string; limit: number } | null = null;
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
@@ -82,8 +83,13 @@ export class Pipeline {
 
   /** The body limit for a request, known before its body is read (so oversize bodies are never buffered). */
   bodyLimit(method: string, path: string): number {
+    // note: the last answer is kept: clients repeat the same POST path (a route match saved per body).
+    const last = this.#lastLimit;
+    if (last !== null && last.path === path && last.method === method) return last.limit;
     const m = this.#router.match(method, split(path));
-    return m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
+    const limit = m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
+    this.#lastLimit = { method, path, limit };
+    return limit;
   }
 
   /**

@@ -68,7 +68,7 @@ export class QueryService {
   /** Validates a `{sql, params?, timeout_ms?}` body. */
   static parseBody(body: unknown): { sql: string; params: unknown[]; timeoutMs: number } {
     const b = body as Record<string, unknown>;
-    for (const k of Object.keys(b)) if (!['sql', 'params', 'timeout_ms'].includes(k)) throw invalidField(k, 'unknown field');
+    for (const k in b) if (k !== 'sql' && k !== 'params' && k !== 'timeout_ms') throw invalidField(k, 'unknown field');
     if (typeof b.sql !== 'string' || b.sql.trim() === '') throw invalidField('sql', 'must be a non-empty string');
     const params = b.params ?? [];
     if (!Array.isArray(params) || params.length > MAX_PARAMS) throw invalidField('params', `must be an array of at most ${MAX_PARAMS} values`);
