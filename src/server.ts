@@ -70,6 +70,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const sqlPool = new SqlPool({ size: 2, synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL' });
   const query = new QueryService(sqlPool, config.dataDir, bus);
   const db = new DbService(bus);
+  auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
   const pipeline = new Pipeline({
     config,

@@ -145,6 +145,19 @@ describe('change events of foreign-key actions', () => {
     expect(changesOf('fans').filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: f, data: { fav: null }, old: { fav: a } }]);
   });
 
+  it("deleting a user logs the rows of user tables that reference the user's profile", async () => {
+    const reg = await s.req('/auth/register', { method: 'POST', headers: JSON_H, body: JSON.stringify({ email: 'leaving@example.com', password: 'long enough password' }) });
+    expect(reg.status).toBe(200);
+    const user = ((await reg.json()) as { user: { id: string } }).user.id;
+    const mk = await call('POST', '/db/tables', { name: 'notes_of', type: 'relational', columns: [{ name: 'owner', type: 'uuid', references: { table: 'profiles', on_delete: 'cascade' } }, { name: 'text', type: 'text' }] }, s.keys.service);
+    expect(mk.status, mk.text).toBe(201);
+    const note = (await call('POST', '/db/tables/notes_of/rows', { data: { owner: user, text: 'bye' } })).body.id as string;
+    expect((await call('DELETE', `/auth/users/${user}`, undefined, s.keys.service)).status).toBe(204);
+    expect((await call('GET', `/db/tables/notes_of/rows/${note}`)).status).toBe(404);
+    expect(changesOf('notes_of').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: note, data: null, old: { owner: user, text: 'bye' } }]);
+    expect(changesOf('profiles').filter((c) => c.op === 'delete').map((c) => c.row_id)).toContain(user);
+  });
+
   it('a raw-SQL delete logs the rows its foreign-key actions change, too', async () => {
     const q = async (sql: string) => {
       const r = await call('POST', '/db/query', { sql }, s.keys.service);

@@ -4,7 +4,7 @@ import { digestEquals } from '../../control/secrets.js';
 import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
-import { appendChange, publishChanges, type Change } from '../../events/change-log.js';
+import { appendChange, publishChanges, type Change, type ChangeOp } from '../../events/change-log.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { checkPassword, hashPassword } from './passwords.js';
 import { RateLimiter } from './rate-limit.js';
@@ -23,6 +23,13 @@ export interface Session {
 }
 
 export type SessionBody = Session & { tokens: Session };
+
+/** The rows a delete changes through foreign keys, in change-event form (the db service's `cascade`). */
+export type RowCascade = (
+  p: ProjectLease,
+  table: string,
+  id: string,
+) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> }>;
 
 /** A result plus the `RateLimit-*` headers to send with it. */
 export interface Limited<T> {
@@ -44,6 +51,7 @@ export class AuthService {
   readonly limiter: RateLimiter;
   readonly #config: Config;
   readonly #bus: EventBus;
+  #rowCascade: RowCascade | null = null;
   readonly #now: () => number;
   readonly #users = new Map<string, { user: User; until: number }>();
 
@@ -53,6 +61,11 @@ export class AuthService {
     this.#now = now;
     this.tokens = new Tokens(registry, masterKey, config.authAccessTtlS, now);
     this.limiter = new RateLimiter(config.rateLimit, now);
+  }
+
+  /** How the db service finds the rows a delete changes through foreign keys (set by the server). */
+  setRowCascade(fn: RowCascade): void {
+    this.#rowCascade = fn;
   }
 
   /** The pipeline's bearer hook: verifies `lca_…` without reading SQLite (after the first use). */
@@ -254,8 +267,11 @@ export class AuthService {
       const sessions = store.revokeUserSessions(p, id, now);
       const old = store.profileData(p, id);
       if (old) {
+        // note: rows of user tables that reference profiles change with it (ON DELETE CASCADE / SET NULL).
+        const cascaded = this.#rowCascade?.(p, 'profiles', id) ?? [];
         store.deleteProfile(p, id);
         changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now));
+        for (const c of cascaded) changes.push(appendChange(p, c.op, c.table, c.id, c.data, c.old, now));
       }
       if (!store.deleteUser(p, id)) throw notFound('user', id);
       return sessions;

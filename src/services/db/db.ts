@@ -24,7 +24,7 @@ export interface Row {
 
 type Raw = Record<string, unknown>;
 /** A row changed by a foreign-key action of a delete. */
-interface Cascaded {
+export interface Cascaded {
   op: 'delete' | 'update';
   table: string;
   id: string;
@@ -231,7 +231,7 @@ export class DbService {
     const changes: Change[] = [];
     inTransaction(lease, () => {
       const old = this.#visible(lease, t, id, auth, del, 'delete');
-      const cascaded = this.#cascade(lease, name, id);
+      const cascaded = this.cascade(lease, name, id);
       lease.stmt(sqlOf(t, 'delete', () => rowSql.delete(name))).run(id);
       changes.push(appendChange(lease, 'delete', name, id, null, old.data, at));
       for (const c of cascaded) changes.push(appendChange(lease, c.op, c.table, c.id, c.data, c.old, at));
@@ -242,9 +242,10 @@ export class DbService {
   /**
    * The rows a delete of `name`/`id` changes through foreign keys (ON DELETE CASCADE deletes,
    * SET NULL updates, following cascades down), read before the delete so each becomes a change
-   * event like a direct write. As in Postgres, these actions do not consult RLS.
+   * event like a direct write. As in Postgres, these actions do not consult RLS. Call it inside
+   * the deleting transaction (the auth service does, for a user's `profiles` row).
    */
-  #cascade(lease: ProjectLease, name: string, id: string): Cascaded[] {
+  cascade(lease: ProjectLease, name: string, id: string): Cascaded[] {
     const tables = this.tables(lease);
     const fks = catalogStore.referencing(lease, tables);
     if (!fks.has(name)) return [];
