@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
+import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
 
 
 /** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
@@ -30,6 +30,16 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
     res.end(req.method === 'HEAD' || r.status === 204 || r.status === 304 ? undefined : body);
     res.once('close', finished);
     if (close) res.once('finish', () => req.socket.destroySoon());
+  };
+
+  /** respond(), and INTERNAL if the answer could not be written (e.g. JSON cannot hold it); never throws. */
+  const respondSafely = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean): void => {
+    try {
+      respond(req, res, r, close);
+    } catch {
+      if (res.headersSent) res.destroy();
+      else respond(req, res, INTERNAL, true);
+    }
   };
 
   const openSse = (res: ServerResponse, r: EdgeResponse, headers: Record<string, string>): void => {
@@ -71,8 +81,8 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
       edgeReq.body = body;
       edgeReq.bodyTooLarge = tooLarge;
       const out = dispatchSafe(core, edgeReq);
-      if (out instanceof Promise) void out.then((r) => respond(req, res, r, tooLarge || failed(r)));
-      else respond(req, res, out, tooLarge || failed(out));
+      if (out instanceof Promise) void out.then((r) => respondSafely(req, res, r, tooLarge || failed(r)));
+      else respondSafely(req, res, out, tooLarge || failed(out));
     };
     const length = req.headers['content-length'];
     if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {

@@ -135,11 +135,19 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   const flushReady = (): void => {
     const batch = ready;
     ready = [];
-    for (const x of batch) {
+    for (const x of batch) respondSafely(x.res, x.state, x.r, x.method, x.close);
+  };
+
+  /** respond(), and INTERNAL if writing failed; never throws (a batch or a promise chain goes on). */
+  const respondSafely = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
+    try {
+      respond(res, state, r, method, close);
+    } catch {
       try {
-        respond(x.res, x.state, x.r, x.method, x.close);
+        respond(res, state, INTERNAL, 'GET', true);
       } catch {
-        respond(x.res, x.state, INTERNAL, 'GET', true);
+        // note: the response was already written or closed.
+        finished(state);
       }
     }
   };
@@ -150,7 +158,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     if (!state.watched) watchAbort(res, state);
     const out = dispatchSafe(core, req);
     if (out instanceof Promise) {
-      void out.then((r) => respond(res, state, r, req.method, close || failed(r)));
+      void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
     if (ready.length === 0) setImmediate(flushReady);
