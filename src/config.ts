@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { parseAddressRange } from './edge/client-ip.js';
 import { resolve } from 'node:path';
 import { VERSION } from './version.js';
 
@@ -139,9 +139,10 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   };
   if (merged.port > 65535) throw new Error(`the port must be 0-65535, got ${merged.port}`);
   for (const p of merged.trustedProxies) {
-    const [addr, bits] = p.split('/');
-    if (isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) {
-      throw new Error(`PLATFORM_EDGE_TRUSTED_PROXIES: not an address or CIDR range: "${p}"`);
+    try {
+      parseAddressRange(p);
+    } catch (err) {
+      throw new Error(`PLATFORM_EDGE_TRUSTED_PROXIES: ${(err as Error).message}`);
     }
   }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);

@@ -1,5 +1,13 @@
 import { BlockList, isIP } from 'node:net';
 
+/** `a.b.c.d`, `::1`, `10.0.0.0/8`, … — throws on anything else (config.ts checks settings with it). */
+export function parseAddressRange(entry: string): { address: string; bits: number | null; type: 'ipv4' | 'ipv6' } {
+  const [address = '', bits] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) throw new Error(`not an address or CIDR range: "${entry}"`);
+  return { address, bits: bits === undefined ? null : Number(bits), type: family === 6 ? 'ipv6' : 'ipv4' };
+}
+
 /**
  * The client's address: the socket's peer, or — when the peer is a trusted reverse proxy —
  * the address that proxy reports in the forwarding header. With `X-Forwarded-For` the
@@ -19,12 +27,9 @@ export class ClientIp {
     }
     const list = new BlockList();
     for (const entry of trusted) {
-      const [addr, bits] = entry.split('/');
-      const family = isIP(addr ?? '');
-      if (family === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) throw new Error(`not an address or CIDR range: "${entry}"`);
-      const type = family === 6 ? 'ipv6' : 'ipv4';
-      if (bits === undefined) list.addAddress(addr!, type);
-      else list.addSubnet(addr!, Number(bits), type);
+      const r = parseAddressRange(entry);
+      if (r.bits === null) list.addAddress(r.address, r.type);
+      else list.addSubnet(r.address, r.bits, r.type);
     }
     this.#trusted = list;
   }

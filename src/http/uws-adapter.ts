@@ -63,10 +63,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     if (state.aborted) return finished(state);
     res.cork(() => write(res, r, method, close));
-    if (r.sse) {
-      if (!state.watched) watchAbort(res, state);
-      return openSse(res, state, r);
-    }
+    // note: an SSE answer always comes through run(), which attached the abort handler.
+    if (r.sse) return openSse(res, state, r);
     finished(state);
   };
 

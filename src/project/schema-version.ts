@@ -12,14 +12,15 @@ const known = new WeakMap<Database.Database, Known>();
 
 /**
  * The project database's schema version (SQLite's `schema_version`), read at most once a
- * second: reading it is a statement of its own, with its own file locks. Every schema
+ * second (`fresh`: now): reading it is a statement of its own, with its own file locks. Every schema
  * change made in this process calls `schemaChanged` (table DDL of the rows API, user-field
  * changes, raw-SQL DDL run by the worker pool), so the cached value is only ever stale for
  * changes made by another process, and then for at most TRUST_MS.
  */
-export function schemaVersion(lease: ProjectLease, now = Date.now()): number {
+export function schemaVersion(lease: ProjectLease, fresh = false): number {
+  const now = Date.now();
   const k = known.get(lease.db);
-  if (k && now - k.checkedAt < TRUST_MS) return k.version;
+  if (k && !fresh && now - k.checkedAt < TRUST_MS) return k.version;
   const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
   known.set(lease.db, { version, checkedAt: now });
   return version;

@@ -7,6 +7,7 @@ import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { bindPolicy } from '../../sql/rls.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
+import type { Statement } from '../../sql/pg/statements.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import type { SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
@@ -100,12 +101,9 @@ export class QueryService {
     const only = t && t.statements.length === 1 ? t.statements[0]! : null;
     if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
     const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
-    const step = only.steps[0]!;
-    // note: untimed (no pe_tick): inline() only runs statements whose plan reads at most one row.
-    const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
     let r: WorkerResult | null;
     try {
-      r = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
+      r = pointLookup(lease, version, only, params, source);
     } catch {
       // note: e.g. a table another process dropped: run() reads the schema afresh and reports it.
       return null;
@@ -114,11 +112,14 @@ export class QueryService {
   }
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult[]> {
-    const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
+    const version = schemaVersion(lease, true);
     const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), `${lease.projectId}:${version}`, (text) => this.pool.parse(text, PARSE_TIMEOUT_MS));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
+    const only = t.statements.length === 1 ? t.statements[0]! : null;
+    const fast = only ? pointLookup(lease, version, only, params, source) : null;
+    if (fast) return [shape(only!.command, only!.columns, fast)];
     const statements = t.statements.map((s) =>
       s.steps.map((step) => {
         const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
@@ -128,13 +129,6 @@ export class QueryService {
     const schemaChange = t.statements.some((s) => s.effect !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
-    const only = t.statements.length === 1 ? t.statements[0]! : null;
-    if (only?.pointLookup && only.steps.length === 1) {
-      const step = only.steps[0]!;
-      const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
-      const fast = inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
-      if (fast) return [shape(only.command, only.columns, fast)];
-    }
     try {
       const capture = t.readOnly ? undefined : this.#capture(lease, t);
       const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, timeoutMs, maxRows: MAX_ROWS, statements });
@@ -215,6 +209,18 @@ export class QueryService {
     c.tables.set(physical, out);
     return out;
   }
+}
+
+/**
+ * A statement that is a single-step point lookup, run inline when SQLite's plan proves it
+ * (see inline()); null otherwise. Bound untimed: such a plan reads at most one row, so the
+ * time-limit check (pe_tick) is left out.
+ */
+function pointLookup(lease: ProjectLease, version: number, s: Statement, params: unknown[], source: TableSource | null): WorkerResult | null {
+  if (!s.pointLookup || s.steps.length !== 1) return null;
+  const step = s.steps[0]!;
+  const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
+  return inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
 }
 
 const ticked = new WeakSet<Database.Database>();

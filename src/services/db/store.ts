@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { schemaChanged } from '../../project/schema-version.js';
+import { schemaChanged, schemaVersion } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 import { toStored } from '../../sql/column-values.js';
@@ -27,19 +27,15 @@ interface PragmaCol {
   pk: number;
 }
 
-/** Per open database handle: tables by name, valid while `schema_version` is unchanged. */
+/**
+ * Per open database handle: tables by name, valid while `schema_version` is unchanged. The
+ * version is read through project/schema-version.ts (trusted for a second, reset by every
+ * schema change this process makes); RLS writes drop the catalog itself.
+ */
 interface Catalog {
   schemaVersion: number;
-  checkedAt: number;
   tables: Map<string, TableInfo>;
 }
-/**
- * How long a catalog is trusted without re-reading `PRAGMA schema_version` (which costs
- * as much as the row lookup itself). Our own DDL and RLS writes invalidate at once; this
- * only bounds how long a change made elsewhere (auth altering profiles) can go unseen,
- * and callers re-check on a miss (DbService.table, profiles column misses).
- */
-const TRUST_MS = 1000;
 const catalogs = new WeakMap<Database.Database, Catalog>();
 
 export const PROFILES = 'profiles';
@@ -69,14 +65,9 @@ export const NOW_SQL = `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 export const catalogStore = {
   /** The catalog of the lease's project, reloaded when the schema changed. */
   tables(lease: ProjectLease, compile: (def: TableDef, rls: RlsState) => RlsState, fresh = false): Map<string, TableInfo> {
+    const sv = schemaVersion(lease, fresh);
     const cached = catalogs.get(lease.db);
-    const now = Date.now();
-    if (cached && !fresh && now - cached.checkedAt < TRUST_MS) return cached.tables;
-    const sv = lease.stmt('PRAGMA schema_version').pluck().get() as number;
-    if (cached && cached.schemaVersion === sv) {
-      cached.checkedAt = now;
-      return cached.tables;
-    }
+    if (cached && cached.schemaVersion === sv) return cached.tables;
     const tables = new Map<string, TableInfo>();
     const rls = new Map<string, RlsRow>();
     for (const r of lease.stmt('SELECT tbl, enabled, policies, compiled, version FROM "_svc_meta.rls"').all() as RlsRow[]) {
@@ -89,7 +80,7 @@ export const catalogStore = {
     }
     const profiles = profilesDef(lease);
     if (profiles) tables.set(PROFILES, info(profiles, loadRls(lease, profiles, rls.get(PROFILES), compile), true));
-    catalogs.set(lease.db, { schemaVersion: sv, checkedAt: now, tables });
+    catalogs.set(lease.db, { schemaVersion: sv, tables });
     return tables;
   },
 

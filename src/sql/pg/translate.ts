@@ -162,9 +162,9 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
     const convert: Array<string | null> = [];
     const sql = step.sql.replace(MARKER, (_, kind: string, v: string) => {
       if (kind === 'P') {
-        const [n, fn] = v.split(':');
-        order.push(Number(n) - 1);
-        convert.push(fn ?? null);
+        const p = paramMarker(v);
+        order.push(p.index);
+        convert.push(p.convert);
         return '?';
       }
       if (kind === 'K') return tick(v, timed);
@@ -185,11 +185,17 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
   return { sql: c.sql, params: out, host: c };
 }
 
-/** One `P` marker's value: `n` or `n:fn` (converted by the SQL function fn). */
-function paramValue(marker: string, params: readonly unknown[]): unknown {
+/** A `P` marker's text, `n` or `n:fn`: the parameter's index and its bind-time conversion. */
+function paramMarker(marker: string): { index: number; convert: string | null } {
   const colon = marker.indexOf(':');
-  if (colon === -1) return bindValue(params[Number(marker) - 1]);
-  return convertParam(marker.slice(colon + 1), bindValue(params[Number(marker.slice(0, colon)) - 1]));
+  return colon === -1 ? { index: Number(marker) - 1, convert: null } : { index: Number(marker.slice(0, colon)) - 1, convert: marker.slice(colon + 1) };
+}
+
+/** One `P` marker's bound value. */
+function paramValue(marker: string, params: readonly unknown[]): unknown {
+  const p = paramMarker(marker);
+  const v = bindValue(params[p.index]);
+  return p.convert === null ? v : convertParam(p.convert, v);
 }
 
 let conversions: Map<string, (v: unknown) => unknown> | null = null;
