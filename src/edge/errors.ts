@@ -39,7 +39,14 @@ export class EdgeError extends Error {
     message: string,
     opts: { details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
+    // note: an EdgeError is an answer, not a fault: no stack trace is captured. Capturing one
+    // walks and deoptimises-to-summarise every frame, which made each 401 or 404 cost about
+    // three times a successful request (perf: TranslatedState) - cheap rejects matter under a
+    // flood of bad keys. A cause keeps its own stack.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message, { cause: opts.cause });
+    Error.stackTraceLimit = limit;
     this.name = 'EdgeError';
     this.code = code;
     this.status = STATUS[code];

@@ -45,6 +45,15 @@ describe('toHttp', () => {
     expect(r).toMatchObject({ status: 409, body: { error: { code: 'conflict', message: 'taken' } } });
   });
 
+  it('captures no stack for an EdgeError but leaves other errors their stacks (a cause keeps its own)', () => {
+    const cause = new RangeError('inner');
+    const e = new EdgeError('not_found', 'gone', { cause });
+    expect(e.stack).toBe('EdgeError: gone');
+    expect(e.cause).toBe(cause);
+    expect(cause.stack).toMatch(/\n\s+at /);
+    expect(new TypeError('later').stack).toMatch(/\n\s+at /);
+  });
+
   it('maps SQLite errors by code, never leaking their text', () => {
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (a TEXT UNIQUE NOT NULL)');
