@@ -103,7 +103,7 @@ export function toHttp(err: unknown, requestId: string): HttpError & { internal?
 
 function envelope(e: EdgeError, message: string): HttpError {
   const error: HttpError['body']['error'] = { code: e.code, message };
-  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope')) error.details = e.details;
+  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql')) error.details = e.details;
   return { status: e.status, headers: { ...e.headers }, body: { error } };
 }
 

@@ -101,11 +101,30 @@ describe('POST /db/query (service role)', () => {
     }
   });
 
+  it('names the SQLite statement it refuses, wherever it stands in a script', async () => {
+    for (const [sql, word] of [
+      [`attach database '/tmp/x.db' as x`, 'ATTACH'],
+      [`PRAGMA foreign_keys = off`, 'PRAGMA'],
+      [`vacuum into '/tmp/copy.db'`, 'VACUUM'],
+      [`select 1; /* ; */ -- ;\n detach database main`, 'DETACH'],
+      [`select 'a;b'; reindex`, 'REINDEX'],
+    ] as const) {
+      const e = await fails({ sql }, 400, 'unsupported_sql');
+      expect(e.message, sql).toContain(`${word} statements are never allowed`);
+      expect(e.details).toEqual({ construct: word });
+    }
+    // a keyword inside a string literal is data, not a statement
+    const e = await fails({ sql: `select 'x; pragma' from` }, 400, 'unsupported_sql');
+    expect(e.message).not.toContain('never allowed');
+    expect((await ok(`select 'x; attach' as t`)).rows).toEqual([{ t: 'x; attach' }]);
+  });
+
   it('names the construct it does not translate', async () => {
     const e = await fails({ sql: 'select * from generate_series(1, 3)' }, 400, 'unsupported_sql');
     expect(e.message).toMatch(/FROM item|table functions/);
     const f = await fails({ sql: 'select md5(title) from notes' }, 400, 'unsupported_sql');
     expect(f.message).toContain('md5');
+    expect(String(f.details?.construct)).toContain('md5');
   });
 
   it('validates the body', async () => {

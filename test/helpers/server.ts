@@ -53,7 +53,7 @@ export async function startTestServer(overrides: ConfigOverrides = {}): Promise<
 }
 
 /** The parsed error envelope of a response, asserting its shape. */
-export async function errorOf(res: Response): Promise<{ code: string; message: string }> {
+export async function errorOf(res: Response): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
   const body = (await res.json()) as { error?: { code: string; message: string } };
   if (!body.error || typeof body.error.code !== 'string' || typeof body.error.message !== 'string') {
     throw new Error(`not an error envelope: ${JSON.stringify(body)}`);

@@ -49,7 +49,7 @@ export function translateUncached(sql: string, schema: SchemaLookup): Translatio
   try {
     ast = parseWithFallback(sqlParser('postgresql'), sqlParser('mysql'), sql);
   } catch (err) {
-    throw parseError(err);
+    throw parseError(err, sql);
   }
   return fromAst(ast, schema);
 }
@@ -68,7 +68,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
     ast = await parse(sql);
   } catch (err) {
     if (err instanceof EdgeError) throw err;
-    throw parseError(err);
+    throw parseError(err, sql);
   }
   const t = fromAst(ast, schema);
   if (sql.length <= MAX_CACHED_SQL) cache.set(key, t);
@@ -81,7 +81,51 @@ function checkSql(sql: string): void {
   if (sql.includes('\0')) throw new EdgeError('invalid_field', 'sql: must not contain NUL characters', { details: { field: 'sql' } });
 }
 
-function parseError(err: unknown): EdgeError {
+/** SQLite's own statements: never run for any caller (they reach files, settings or extensions). */
+const REFUSED = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'VACUUM', 'REINDEX', 'ANALYZE']);
+
+/**
+ * The first word of each statement, outside comments, string literals and quoted names
+ * (a statement ends at a `;` in plain text). Used only to name a statement the parser refused.
+ */
+export function statementKeywords(sql: string): string[] {
+  const out: string[] = [];
+  let start = true;
+  for (let i = 0; i < sql.length; ) {
+    const c = sql[i]!;
+    if (c === '-' && sql[i + 1] === '-') {
+      const nl = sql.indexOf('\n', i);
+      i = nl === -1 ? sql.length : nl + 1;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end === -1 ? sql.length : end + 2;
+    } else if (c === "'" || c === '"') {
+      // note: a doubled quote inside is an escaped quote: the scan goes on past it.
+      let j = i + 1;
+      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
+      i = j + 1;
+      start = false;
+    } else if (c === ';') {
+      start = true;
+      i++;
+    } else if (/\s/.test(c)) i++;
+    else {
+      const word = /^[A-Za-z_]+/.exec(sql.slice(i, i + 32))?.[0];
+      if (start && word) out.push(word.toUpperCase());
+      start = false;
+      i += word ? word.length : 1;
+    }
+  }
+  return out;
+}
+
+function parseError(err: unknown, sql: string): EdgeError {
+  const refused = statementKeywords(sql).find((k) => REFUSED.has(k));
+  if (refused) {
+    return new EdgeError('unsupported_sql', `${refused} statements are never allowed: they reach SQLite's files, settings or extensions, which each project's database does not expose`, {
+      details: { construct: refused },
+    });
+  }
   const msg = err instanceof Error ? err.message.split('\n')[0]!.slice(0, 200) : '';
   return new EdgeError('unsupported_sql', `the SQL does not parse as the PostgreSQL the translator supports${msg ? ` (${msg})` : ''}`, {
     details: { construct: 'syntax' },
