@@ -1,6 +1,6 @@
 import { EdgeError } from '../edge/errors.js';
 import type { Filter, FilterValue, ListQuery, OrderItem } from '../services/db/filters.js';
-import type { ColumnType, CompiledPolicy, TableInfo } from '../services/db/types.js';
+import { isSystemColumn, type ColumnType, type CompiledPolicy, type TableInfo } from '../services/db/types.js';
 import { jsonField, jsonPathLiteral, quoteIdent, quoteLiteral } from './quote.js';
 
 /** The SQL of one list request plus its bound values (all values are parameters). */
@@ -52,7 +52,7 @@ export function buildList(t: TableInfo, q: ListQuery, policy: { p: CompiledPolic
 /** Resolves a field name or JSON path against the table. */
 export function resolveField(t: TableInfo, path: readonly string[]): Field {
   const head = path[0]!;
-  if (path.length === 1 && SYS.has(head)) return { sql: quoteIdent(head), type: 'sys' };
+  if (path.length === 1 && isSystemColumn(t.def, head)) return { sql: quoteIdent(head), type: head === 'id' && t.def.key === 'int8' ? 'int8' : 'sys' };
   if (t.def.kind === 'document') {
     if (head === 'data' && path.length === 1) throw bad('name a field inside data, e.g. data.title or title');
     const segs = head === 'data' ? path.slice(1) : path;
@@ -183,12 +183,12 @@ function selectList(t: TableInfo, select: string[][] | null): { list: string; co
     names = [];
     for (const path of select) {
       const n = path.join('.');
-      if (path.length === 1 && SYS.has(n)) continue;
+      if (path.length === 1 && isSystemColumn(t.def, n)) continue;
       if (path.length !== 1 || !t.cols.has(n)) throw bad(`unknown column "${n}" in select`);
       if (!names.includes(n)) names.push(n);
     }
   }
-  const list = ['id', ...names, 'created_at', 'updated_at'].map(quoteIdent).join(', ');
+  const list = (t.def.stamps === false ? ['id', ...names] : ['id', ...names, 'created_at', 'updated_at']).map(quoteIdent).join(', ');
   return { list, columns: names };
 }
 

@@ -1,12 +1,12 @@
 import type { AuthContext } from '../edge/route.js';
-import type { CompiledPolicy, PolicyParam, TableDef } from '../services/db/types.js';
+import { systemColumns, type CompiledPolicy, type PolicyParam, type TableDef } from '../services/db/types.js';
 import { JSON_KEY, jsonPathLiteral, quoteIdent } from './quote.js';
 import { translateExpr, type ExprScope } from './translate.js';
 
 /** The translator's view of a table: its real columns, and JSON paths into JSON columns. */
 export function tableScope(def: TableDef): ExprScope {
   const cols = new Map<string, boolean>(); // name → holds JSON
-  for (const c of ['id', 'created_at', 'updated_at']) cols.set(c, false);
+  for (const c of systemColumns(def)) cols.set(c, false);
   if (def.kind === 'document') cols.set('data', true);
   for (const c of def.columns) cols.set(c.name, c.type === 'jsonb');
   return {

@@ -255,6 +255,122 @@ describe('tables made by raw DDL', () => {
   });
 });
 
+describe('tables made by raw DDL with an integer key and without the timestamp pair', () => {
+  type Wire = { id: number; data: Record<string, unknown>; created_at?: string; updated_at?: string };
+  const rowsApi = async (method: string, path: string, body?: unknown) => {
+    const res = await s.req(path, { method, key: s.keys.service, headers: JSON_HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as unknown) };
+  };
+
+  it('a serial key and only created_at: listed, keyed by number, its created_at an ordinary column', async () => {
+    await ok(`create table notes2 (id serial primary key, body text not null, done boolean default false, created_at timestamptz default now())`);
+    await ok(`insert into notes2 (body) values ('from sql')`);
+    const list = (await (await s.req('/db/tables', { key: s.keys.service })).json()) as { tables: { name: string; type: string; columns: { name: string; type: string; system: boolean }[] }[] };
+    const t = list.tables.find((x) => x.name === 'notes2');
+    expect(t?.type).toBe('relational');
+    expect(t?.columns.map((c) => [c.name, c.type, c.system])).toEqual([
+      ['id', 'int8', true],
+      ['body', 'text', false],
+      ['done', 'bool', false],
+      ['created_at', 'timestamptz', false],
+    ]);
+
+    // insert: SQLite assigns the key; the row has no updated_at, and created_at is data (its default applied)
+    const created = await rowsApi('POST', '/db/tables/notes2/rows', { data: { body: 'from rows api' } });
+    expect(created.status).toBe(201);
+    const row = created.body as Wire;
+    expect(row.id).toBe(2);
+    expect(Object.keys(row).sort()).toEqual(['data', 'id']);
+    expect(row.data).toMatchObject({ body: 'from rows api', done: false });
+    expect(row.data.created_at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+
+    // get by id: the canonical integer; another spelling of it finds the row, anything else is a 404
+    expect((await rowsApi('GET', '/db/tables/notes2/rows/1')).body).toMatchObject({ id: 1, data: { body: 'from sql' } });
+    expect((await rowsApi('GET', '/db/tables/notes2/rows/01')).body).toMatchObject({ id: 1 });
+    expect((await rowsApi('GET', '/db/tables/notes2/rows/abc')).status).toBe(404);
+    expect((await rowsApi('GET', '/db/tables/notes2/rows/99')).status).toBe(404);
+    // JSON-RPC takes the key as a number too
+    const rpc = (await rowsApi('POST', '/db/rpc', { jsonrpc: '2.0', id: 1, method: 'db.get', params: { table: 'notes2', id: 1 } })).body as { result: Wire };
+    expect(rpc.result).toMatchObject({ id: 1, data: { body: 'from sql' } });
+
+    // update writes only what it was given (there is no updated_at to stamp); id stays the server's
+    const patched = await rowsApi('PATCH', '/db/tables/notes2/rows/1', { data: { done: true, created_at: '2020-01-01T00:00:00Z' } });
+    expect(patched.body).toEqual({ id: 1, data: { body: 'from sql', done: true, created_at: '2020-01-01T00:00:00.000Z' } });
+    expect((await rowsApi('PATCH', '/db/tables/notes2/rows/1', { data: { id: 7 } })).status).toBe(400);
+
+    // list: filter and order on the integer key
+    const listed = (await rowsApi('GET', '/db/tables/notes2/rows?filter=id.gt.1&order=id.desc')).body as { rows: Wire[] };
+    expect(listed.rows.map((r) => r.id)).toEqual([2]);
+    const sorted = (await rowsApi('GET', '/db/tables/notes2/rows?order=created_at.asc')).body as { rows: Wire[] };
+    expect(sorted.rows.map((r) => r.id)).toEqual([1, 2]);
+
+    // raw SQL sees the rows API's writes, typed as declared
+    const viaSql = await ok(`select id, body, done from notes2 order by id`);
+    expect(viaSql.columns).toEqual([
+      { name: 'id', type: 'int8' },
+      { name: 'body', type: 'text' },
+      { name: 'done', type: 'bool' },
+    ]);
+    expect(viaSql.rows).toEqual([
+      { id: 1, body: 'from sql', done: true },
+      { id: 2, body: 'from rows api', done: false },
+    ]);
+
+    // GraphQL: the table is in the schema, without timestamp fields
+    const gql = await s.req('/db/graphql', { method: 'POST', key: s.keys.service, headers: JSON_HEADERS, body: JSON.stringify({ query: '{ notes2(order: "id.asc") { id body done created_at } }' }) });
+    expect(await gql.json()).toEqual({
+      data: {
+        notes2: [
+          { id: '1', body: 'from sql', done: true, created_at: '2020-01-01T00:00:00.000Z' },
+          { id: '2', body: 'from rows api', done: false, created_at: (row.data.created_at as string) },
+        ],
+      },
+    });
+    const noStamp = await s.req('/db/graphql', { method: 'POST', key: s.keys.service, headers: JSON_HEADERS, body: JSON.stringify({ query: '{ notes2 { updated_at } }' }) });
+    expect(noStamp.status).toBe(400);
+
+    // delete, then the change log holds every write with the key in decimal
+    expect((await rowsApi('DELETE', '/db/tables/notes2/rows/2')).status).toBe(204);
+    const log = await ok(`select op, row_id from _svc_meta.change_log where tbl = 'notes2' order by seq`);
+    expect(log.rows).toEqual([
+      { op: 'insert', row_id: '1' },
+      { op: 'insert', row_id: '2' },
+      { op: 'update', row_id: '1' },
+      { op: 'delete', row_id: '2' },
+    ]);
+  });
+
+  it('keeps the catalog in step with ALTER TABLE on such a table, and captures its raw writes', async () => {
+    await ok(`create table tags2 (id integer primary key, label text)`);
+    await ok(`insert into tags2 (label) values ('a'), ('b')`);
+    await ok(`alter table tags2 add column color text default 'red'`);
+    await ok(`update tags2 set color = 'blue' where id = 2`);
+    await ok(`alter table tags2 drop column color`);
+    const got = (await rowsApi('GET', '/db/tables/tags2/rows?order=id.asc')).body as { rows: Wire[] };
+    expect(got.rows).toEqual([
+      { id: 1, data: { label: 'a' } },
+      { id: 2, data: { label: 'b' } },
+    ]);
+    const log = await ok(`select op, row_id, data from _svc_meta.change_log where tbl = 'tags2' order by seq`);
+    expect(log.rows).toEqual([
+      { op: 'insert', row_id: '1', data: JSON.stringify({ label: 'a' }) },
+      { op: 'insert', row_id: '2', data: JSON.stringify({ label: 'b' }) },
+      { op: 'update', row_id: '2', data: JSON.stringify({ label: 'b', color: 'blue' }) },
+    ]);
+  });
+
+  it('leaves SQL-only what the rows API cannot key: a bigint key it cannot assign, a composite key, no key', async () => {
+    await ok(`create table big_keyed (id bigint primary key, v text)`);
+    await ok(`create table pair_keyed (a int, b int, primary key (a, b))`);
+    await ok(`create table unkeyed (v text)`);
+    const list = (await (await s.req('/db/tables', { key: s.keys.service })).json()) as { tables: { name: string }[] };
+    const names = list.tables.map((x) => x.name);
+    for (const n of ['big_keyed', 'pair_keyed', 'unkeyed']) expect(names).not.toContain(n);
+    await ok(`insert into big_keyed values (1, 'x')`);
+    expect((await ok(`select v from big_keyed`)).rows).toEqual([{ v: 'x' }]);
+  });
+});
+
 describe('change events of raw SQL writes', () => {
   it('records inserts, updates and deletes on catalog tables in the change log, in the same transaction', async () => {
     await ok(

@@ -16,10 +16,12 @@ import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
 
 export interface Row {
-  id: string;
+  /** A string, or a number for a table with an integer key (TableDef.key). */
+  id: string | number;
   data: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+  /** Absent for a table without timestamps (TableDef.stamps). */
+  created_at?: string;
+  updated_at?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -154,6 +156,7 @@ export class DbService {
   /** One row as JSON text. */
   get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string {
     const t = this.table(lease, name);
+    id = keyOf(t, id);
     const sel = policy(t, 'select', auth);
     if (!t.system) {
       // note: the hot read: explicit columns in raw mode (arrays), serialised straight to JSON text.
@@ -176,22 +179,25 @@ export class DbService {
       const rel = t.def.kind === 'relational' ? relationalValues(t, data, true) : null;
       if (!rel) checkStrings(data, 'data');
       const ins = policy(t, 'insert', auth);
-      const id = uuidv7();
+      // note: null lets SQLite assign an integer key (RETURNING reads it back).
+      let id: string | number | null = t.def.key === 'int8' ? null : uuidv7();
       const at = now();
+      const stamps = t.def.stamps !== false;
       let row!: Row;
       let change!: Change;
       let text: string | undefined;
       inTransaction(lease, () => {
         if (rel) {
-          const r = lease.stmt(rowSql.relInsert(name, rel.cols)).all(id, ...rel.vals, at, at) as Raw[];
+          const r = (stamps ? lease.stmt(rowSql.relInsert(name, rel.cols)).all(id, ...rel.vals, at, at) : lease.stmt(rowSql.relInsert(name, rel.cols, false)).all(id, ...rel.vals)) as Raw[];
           row = toRow(t, r[0]!, null);
+          id = row.id;
         } else {
           text = JSON.stringify(data);
           lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
-          row = { id, data, created_at: at, updated_at: at };
+          row = { id: id!, data, created_at: at, updated_at: at };
         }
         if (ins && !lease.stmt(sqlOf(t, 'passes.insert', () => rowSql.passes(name, ins.p))).get(id, ...ins.values)) throw rlsDenied('insert');
-        change = appendChange(lease, 'insert', name, id, row.data, null, at, text);
+        change = appendChange(lease, 'insert', name, String(id), row.data, null, at, text);
       });
       publishChanges(this.#bus, [change]);
       return text === undefined ? JSON.stringify(row) : docJson(id, text, at, at);
@@ -201,6 +207,7 @@ export class DbService {
   /** Merges `data` into the row; answers the new row as JSON text. */
   update(lease: ProjectLease, auth: AuthContext, name: string, id: string, body: unknown): string {
     return this.#with(lease, name, (t) => {
+      id = keyOf(t, id);
       const data = dataOf(body);
       const rel = t.def.kind === 'relational' ? relationalValues(t, data, false) : null;
       if (!rel) checkStrings(data, 'data');
@@ -212,7 +219,9 @@ export class DbService {
       inTransaction(lease, () => {
         const old = this.#visible(lease, t, id, auth, upd, 'update');
         const r = (rel
-          ? lease.stmt(rowSql.relUpdate(name, rel.cols)).all(...rel.vals, at, id)
+          ? t.def.stamps === false
+            ? lease.stmt(rowSql.relUpdate(name, rel.cols, false)).all(...rel.vals, id)
+            : lease.stmt(rowSql.relUpdate(name, rel.cols)).all(...rel.vals, at, id)
           : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
         raw = r[0]!;
         row = toRow(t, raw, null);
@@ -226,6 +235,7 @@ export class DbService {
 
   delete(lease: ProjectLease, auth: AuthContext, name: string, id: string): void {
     const t = this.table(lease, name);
+    id = keyOf(t, id);
     const del = policy(t, 'delete', auth);
     const at = now();
     const changes: Change[] = [];
@@ -270,8 +280,9 @@ export class DbService {
         }
         for (const r of found) {
           const old = toRow(child, r, null);
-          if (fk.onDelete === 'cascade') out.push({ op: 'delete', table: fk.child, id: old.id, data: null, old: old.data });
-          else out.push({ op: 'update', table: fk.child, id: old.id, data: { ...old.data, [fk.column]: null }, old: old.data });
+          // note: change events name a row's id as a string, an integer key in decimal (docs/api.md "Change events").
+          if (fk.onDelete === 'cascade') out.push({ op: 'delete', table: fk.child, id: String(old.id), data: null, old: old.data });
+          else out.push({ op: 'update', table: fk.child, id: String(old.id), data: { ...old.data, [fk.column]: null }, old: old.data });
         }
         if (fk.onDelete === 'cascade' && found.length) walk(fk.child, found);
       }
@@ -294,6 +305,16 @@ export class DbService {
     if (!r['rls.ok']) throw rlsDenied(what);
     return toRow(t, r, null);
   }
+}
+
+/**
+ * A row id from a path, as the table keys it: for an integer key (TableDef.key) the
+ * canonical decimal form, and a 404 for anything that is not an integer (`05` is `5`).
+ */
+function keyOf(t: TableInfo, id: string): string {
+  if (t.def.key !== 'int8') return id;
+  if (!/^-?\d{1,19}$/.test(id)) throw notFound('row', id);
+  return BigInt(id).toString();
 }
 
 /** Row SQL of a table, built once (the same string object also keeps the statement-cache lookup cheap). */
@@ -334,9 +355,11 @@ function rowJson(t: TableInfo, r: Raw, columns: string[] | null): string {
 const docJson = (id: unknown, data: string, created: unknown, updated: unknown): string =>
   `{"id":${jsonValue(id)},"data":${data},"created_at":${jsonValue(created)},"updated_at":${jsonValue(updated)}}`;
 
-/** The stored columns in the order `rawRowJson` reads them: id, data or the table's columns, the timestamps. */
+/** The stored columns in the order `rawRowJson` reads them: id, data or the table's columns, the timestamps (if any). */
 function storedColumns(t: TableInfo): readonly string[] {
-  return t.def.kind === 'document' ? DOC_COLUMNS : ['id', ...t.def.columns.map((c) => c.name), 'created_at', 'updated_at'];
+  if (t.def.kind === 'document') return DOC_COLUMNS;
+  const cols = t.def.columns.map((c) => c.name);
+  return t.def.stamps === false ? ['id', ...cols] : ['id', ...cols, 'created_at', 'updated_at'];
 }
 const DOC_COLUMNS = ['id', 'data', 'created_at', 'updated_at'];
 
@@ -348,6 +371,7 @@ function rawRowJson(t: TableInfo, a: unknown[]): string {
   let out = `{"id":${jsonValue(a[0])},"data":{`;
   for (let i = 0; i < cols.length; i++) out += keys[i]! + jsonValue(fromStored(cols[i]!, a[i + 1]));
   const n = cols.length;
+  if (t.def.stamps === false) return `${out}}}`;
   return `${out}},"created_at":${jsonValue(a[n + 1])},"updated_at":${jsonValue(a[n + 2])}}`;
 }
 
@@ -371,5 +395,6 @@ function toRow(t: TableInfo, r: Raw, columns: string[] | null): Row {
       for (const k in r) if (!ROW_META.has(k)) data[k] = fromStored(t.cols.get(k) ?? TEXT, r[k]);
     } else for (const c of t.def.columns) data[c.name] = fromStored(c, r[c.name]);
   }
-  return { id: r.id as string, data, created_at: r.created_at as string, updated_at: r.updated_at as string };
+  if (t.def.stamps === false) return { id: r.id as string | number, data };
+  return { id: r.id as string | number, data, created_at: r.created_at as string, updated_at: r.updated_at as string };
 }

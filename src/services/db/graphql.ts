@@ -49,10 +49,10 @@ interface Ctx {
 
 type Row = Record<string, unknown>;
 interface Wire {
-  id: string;
+  id: string | number;
   data: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
+  created_at?: string;
+  updated_at?: string;
 }
 
 export interface GraphQLBody {
@@ -216,6 +216,7 @@ function limits(doc: DocumentNode, name: string | null): string | null {
 /** A wire row → the GraphQL object: relational columns flattened beside id and timestamps. */
 function flat(t: TableInfo, r: Wire): Row {
   if (t.def.kind === 'document') return { id: r.id, data: r.data, created_at: r.created_at, updated_at: r.updated_at };
+  if (t.def.stamps === false) return { ...r.data, id: r.id };
   return { ...r.data, id: r.id, created_at: r.created_at, updated_at: r.updated_at };
 }
 
@@ -321,7 +322,8 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
     const where = new GraphQLInputObjectType({
       name: `${name}_where`,
       fields: () => {
-        const f: Record<string, GraphQLInputFieldConfig> = { id: { type: ComparisonInput }, created_at: { type: ComparisonInput }, updated_at: { type: ComparisonInput } };
+        const f: Record<string, GraphQLInputFieldConfig> = { id: { type: ComparisonInput } };
+        if (t.def.stamps !== false) f.created_at = f.updated_at = { type: ComparisonInput };
         for (const c of t.def.columns) f[c.name] = { type: ComparisonInput };
         return f;
       },
@@ -393,8 +395,10 @@ function objectFields(db: DbService, t: TableInfo, tables: Map<string, TableInfo
   const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID) } };
   if (t.def.kind === 'document') f.data = { type: new GraphQLNonNull(JSONScalar) };
   for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type] as GraphQLOutputType & { name: string }) };
-  f.created_at = { type: new GraphQLNonNull(GraphQLString) };
-  f.updated_at = { type: new GraphQLNonNull(GraphQLString) };
+  if (t.def.stamps !== false) {
+    f.created_at = { type: new GraphQLNonNull(GraphQLString) };
+    f.updated_at = { type: new GraphQLNonNull(GraphQLString) };
+  }
   // Foreign keys: `author_id` → `author` (or `<col>_ref`), resolved by a batched loader.
   for (const c of t.def.columns) {
     const ref = c.references;

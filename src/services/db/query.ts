@@ -166,6 +166,9 @@ export class QueryService {
     const fks = catalogStore.referencing(lease, tables);
     const names = new Set(t.tables);
     for (const name of names) for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+    // note: a table the script alters or drops is not tracked (a trigger naming a column would block the
+    // change); its row changes in that script are not captured (docs/sql.md).
+    for (const s of t.statements) if (s.effect) names.delete(s.effect.table);
     for (const name of names) {
       const info = tables.get(name);
       if (!info) continue;
@@ -204,7 +207,13 @@ export class QueryService {
     if (info.length) {
       const catalog: TableInfo | undefined = physical.includes('.') ? undefined : this.#db.tables(lease).get(physical);
       const single = info.filter((col) => col.pk > 0).length === 1;
-      out = info.map((col) => ({ name: col.name, type: catalogType(catalog, col.name) ?? typeOfDecl(col.type), pk: single && col.pk > 0 }));
+      // note: the rows API declares only SQLite's storage types (TEXT, INTEGER, REAL, BLOB), so for those the
+      // catalog knows better; a type the translator declared (BOOLEAN, TEXT_ARRAY, …) is already exact.
+      out = info.map((col) => {
+        const declared = typeOfDecl(col.type);
+        const type = GENERIC_DECL.test(col.type) ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
+        return { name: col.name, type, pk: single && col.pk > 0 };
+      });
     }
     c.tables.set(physical, out);
     return out;
@@ -302,10 +311,12 @@ function uniqueFully(db: Database.Database, index: string, terms: string): boole
   return (db.pragma(`index_info(${quoteIdent(index)})`) as unknown[]).length === parts.length;
 }
 
+const GENERIC_DECL = /^(TEXT|INTEGER|REAL|BLOB|)$/i;
+
 function catalogType(t: TableInfo | undefined, name: string): PgType | null {
   if (!t) return null;
-  if (name === 'id') return 'uuid';
-  if (name === 'created_at' || name === 'updated_at') return 'timestamptz';
+  if (name === 'id') return t.def.key === 'int8' ? 'int8' : 'uuid';
+  if (t.def.stamps !== false && (name === 'created_at' || name === 'updated_at')) return 'timestamptz';
   if (name === 'data' && t.def.kind === 'document') return 'jsonb';
   const c = t.cols.get(name);
   return c ? fromCatalogType(c.type) : null;

@@ -37,6 +37,8 @@ const str = (p: Params, k: string): string => {
   if (typeof v !== 'string' || v === '') throw new ParamError(`params.${k} must be a non-empty string`);
   return v;
 };
+/** A row id: a string, or an integer for a table with an integer key (docs/sql.md). */
+const rowId = (p: Params): string => (Number.isSafeInteger(p.id) ? String(p.id) : str(p, 'id'));
 
 /** The list params (`filter`, `or`, `select`, `order`, `limit`, `offset`, `count`) as the REST query string. */
 function listQuery(p: Params): URLSearchParams {
@@ -60,13 +62,13 @@ export class RpcService {
       'db.tables': { scope: 'data:read', run: (_p, lease) => db.listTables(lease) },
       'db.schema': { scope: 'data:read', run: (_p, lease) => db.schema(lease) },
       'db.list': { scope: 'data:read', run: (p, lease, auth) => parsed(db.list(lease, auth, str(p, 'table'), listQuery(p))) },
-      'db.get': { scope: 'data:read', run: (p, lease, auth) => parsed(db.get(lease, auth, str(p, 'table'), str(p, 'id'))) },
+      'db.get': { scope: 'data:read', run: (p, lease, auth) => parsed(db.get(lease, auth, str(p, 'table'), rowId(p))) },
       'db.insert': { scope: 'data:write', run: (p, lease, auth) => parsed(db.insert(lease, auth, str(p, 'table'), { data: p.data })) },
-      'db.update': { scope: 'data:write', run: (p, lease, auth) => parsed(db.update(lease, auth, str(p, 'table'), str(p, 'id'), { data: p.data })) },
+      'db.update': { scope: 'data:write', run: (p, lease, auth) => parsed(db.update(lease, auth, str(p, 'table'), rowId(p), { data: p.data })) },
       'db.delete': {
         scope: 'data:write',
         run: (p, lease, auth) => {
-          db.delete(lease, auth, str(p, 'table'), str(p, 'id'));
+          db.delete(lease, auth, str(p, 'table'), rowId(p));
           return { deleted: true };
         },
       },

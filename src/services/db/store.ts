@@ -74,8 +74,10 @@ export const catalogStore = {
       rls.set(r.tbl, r);
     }
     for (const r of lease.stmt('SELECT name, kind, def, created_at FROM "_svc_meta.tables" ORDER BY name').all() as CatalogRow[]) {
-      const parsed = JSON.parse(r.def) as { columns: ColumnDef[]; indexes: IndexDef[] };
+      const parsed = JSON.parse(r.def) as { columns: ColumnDef[]; indexes: IndexDef[]; key?: 'int8'; stamps?: false };
       const def: TableDef = { name: r.name, kind: r.kind, columns: parsed.columns, indexes: parsed.indexes, created_at: r.created_at };
+      if (parsed.key === 'int8') def.key = 'int8';
+      if (parsed.stamps === false) def.stamps = false;
       tables.set(r.name, info(def, loadRls(lease, def, rls.get(r.name), compile), false));
     }
     const profiles = profilesDef(lease);
@@ -274,10 +276,11 @@ export const rowSql = {
   /** The rows whose `column` is one of `n` values. */
   byColumn: (t: string, column: string, n: number) => `SELECT * FROM ${quoteIdent(t)} WHERE ${quoteIdent(column)} IN (${Array(n).fill('?').join(', ')})`,
   docInsert: (t: string) => `INSERT INTO ${quoteIdent(t)} ("id", "data", "created_at", "updated_at") VALUES (?, ?, ?, ?)`,
-  relInsert: (t: string, cols: readonly string[]) =>
-    `INSERT INTO ${quoteIdent(t)} (${['id', ...cols, 'created_at', 'updated_at'].map(quoteIdent).join(', ')}) VALUES (${Array(cols.length + 3)
-      .fill('?')
-      .join(', ')}) RETURNING *`,
+  /** Binds id (null: SQLite assigns an integer key), the columns, then created_at and updated_at when `stamps`. */
+  relInsert: (t: string, cols: readonly string[], stamps = true) => {
+    const names = stamps ? ['id', ...cols, 'created_at', 'updated_at'] : ['id', ...cols];
+    return `INSERT INTO ${quoteIdent(t)} (${names.map(quoteIdent).join(', ')}) VALUES (${Array(names.length).fill('?').join(', ')}) RETURNING *`;
+  },
   /** The row by id, with `"rls.ok"` = the second policy (or 1) and filtered by the first (or none). */
   getWith: (t: string, visible: CompiledPolicy | null, check: CompiledPolicy | null) =>
     `SELECT *, ${check ? check.sql : '1'} AS "rls.ok" FROM ${quoteIdent(t)} WHERE "id" = ?${visible ? ` AND ${visible.sql}` : ''}`,
@@ -289,7 +292,12 @@ export const rowSql = {
   passes: (t: string, p: CompiledPolicy) => `SELECT 1 FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
   docUpdate: (t: string) =>
     `UPDATE ${quoteIdent(t)} SET "data" = json_patch("data", ?), "updated_at" = ? WHERE "id" = ? RETURNING *`,
-  relUpdate: (t: string, cols: readonly string[]) =>
-    `UPDATE ${quoteIdent(t)} SET ${[...cols, 'updated_at'].map((c) => `${quoteIdent(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING *`,
+  /** Binds the columns, then updated_at when `stamps`, then the id. */
+  relUpdate: (t: string, cols: readonly string[], stamps = true) => {
+    const names = stamps ? [...cols, 'updated_at'] : cols;
+    // note: a stampless update of no column still needs a SET: id = id changes nothing.
+    const set = names.length ? names.map((c) => `${quoteIdent(c)} = ?`).join(', ') : '"id" = "id"';
+    return `UPDATE ${quoteIdent(t)} SET ${set} WHERE "id" = ? RETURNING *`;
+  },
   delete: (t: string) => `DELETE FROM ${quoteIdent(t)} WHERE "id" = ?`,
 };

@@ -26,6 +26,14 @@ export interface TableDef {
   columns: ColumnDef[];
   indexes: IndexDef[];
   created_at: string | null;
+  /**
+   * Tables made by raw DDL (docs/sql.md "Tables made by raw DDL") may differ from the rows
+   * API's own shape: `key` int8 when `id` is an integer rowid (SQLite assigns it on insert),
+   * and `stamps` false when the table has no `created_at`/`updated_at` pair (its rows then
+   * carry neither, and columns of those names are ordinary data columns).
+   */
+  key?: 'int8';
+  stamps?: false;
 }
 
 /** Which auth value a compiled policy parameter takes. */
@@ -53,6 +61,13 @@ export interface RlsState {
 
 /** Columns every table has, in the order they are presented. */
 export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at'] as const;
+const ID_ONLY = ['id'] as const;
+
+/** The system columns a table really has: id, and the timestamps unless it has none (see TableDef.stamps). */
+export const systemColumns = (def: TableDef): readonly string[] => (def.stamps === false ? ID_ONLY : SYSTEM_COLUMNS);
+/** Whether a name is one of the table's system columns. */
+export const isSystemColumn = (def: TableDef, name: string): boolean =>
+  name === 'id' || (def.stamps !== false && (name === 'created_at' || name === 'updated_at'));
 
 /** A table as the service uses it at runtime: definition, column lookup, RLS. */
 export interface TableInfo {

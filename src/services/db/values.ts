@@ -1,8 +1,6 @@
 import { EdgeError, invalidField } from '../../edge/errors.js';
 import { toStored } from '../../sql/column-values.js';
-import type { TableInfo } from './types.js';
-
-const SYSTEM = new Set(['id', 'created_at', 'updated_at']);
+import { isSystemColumn, type TableInfo } from './types.js';
 
 /** The `data` object: must be a JSON object. */
 export function dataOf(body: unknown, required = true): Record<string, unknown> {
@@ -20,7 +18,7 @@ export function relationalValues(t: TableInfo, data: Record<string, unknown>, in
   const cols: string[] = [];
   const vals: unknown[] = [];
   for (const [k, v] of Object.entries(data)) {
-    if (SYSTEM.has(k)) throw invalidField(k, 'is set by the server');
+    if (isSystemColumn(t.def, k)) throw invalidField(k, 'is set by the server');
     const c = t.cols.get(k);
     if (!c) throw invalidField(k, `unknown column of table "${t.def.name}"`);
     cols.push(k);

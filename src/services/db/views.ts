@@ -26,7 +26,7 @@ const sys = (name: string, type: string, pk = false): ColumnView => ({
 
 /** Every column of a table, the platform ones (`id`, `data`, timestamps) marked `system`. */
 export function columnsOf(t: TableInfo): ColumnView[] {
-  const out: ColumnView[] = [sys('id', 'uuid', true)];
+  const out: ColumnView[] = [sys('id', t.def.key === 'int8' ? 'int8' : 'uuid', true)];
   if (t.def.kind === 'document') out.push(sys('data', 'jsonb'));
   for (const c of t.def.columns) {
     out.push({
@@ -40,7 +40,7 @@ export function columnsOf(t: TableInfo): ColumnView[] {
       system: false,
     });
   }
-  out.push(sys('created_at', 'timestamptz'), sys('updated_at', 'timestamptz'));
+  if (t.def.stamps !== false) out.push(sys('created_at', 'timestamptz'), sys('updated_at', 'timestamptz'));
   return out;
 }
 

@@ -276,25 +276,31 @@ function createTable(n: Node, em: Emitter): Statement {
 }
 
 /**
- * A raw-DDL table joins the rows API's catalog when it has the rows API's shape: a
- * uuid/text primary key `id` and `created_at`/`updated_at` timestamptz columns.
+ * A raw-DDL table in `public` joins the rows API's catalog when its primary key is one
+ * column `id` that the rows API can fill: uuid or text (it writes a UUIDv7), or an integer
+ * rowid (`serial`, `bigserial`, `int`/`integer`: SQLite assigns it). `created_at` and
+ * `updated_at` timestamptz columns become the rows' timestamps when both are there;
+ * otherwise the rows carry none (`stamps: false`) and such columns are data columns.
  */
-function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null): { columns: unknown[]; indexes: unknown[] } | null {
+function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null): { columns: unknown[]; indexes: unknown[]; key?: 'int8'; stamps?: false } | null {
   if (phys.includes('.')) return null;
   const id = cols.find((c) => c.name === 'id');
-  const pkOk = id && (id.pk || (tablePk?.length === 1 && tablePk[0] === 'id')) && (id.type === 'uuid' || id.type === 'text');
+  if (!id || !(id.pk || (tablePk?.length === 1 && tablePk[0] === 'id'))) return null;
+  // note: only INTEGER PRIMARY KEY is SQLite's rowid (assigned when omitted); a BIGINT key is not.
+  const rowid = /^"id" INTEGER( |$)/.test(id.sql);
+  if (id.type !== 'uuid' && id.type !== 'text' && !rowid) return null;
   const ts = (name: string) => cols.find((c) => c.name === name)?.type === 'timestamptz';
-  if (!pkOk || !ts('created_at') || !ts('updated_at')) return null;
+  const stamps = ts('created_at') && ts('updated_at');
   const columns: unknown[] = [];
   for (const c of cols) {
-    if (c.name === 'id' || c.name === 'created_at' || c.name === 'updated_at') continue;
+    if (c.name === 'id' || (stamps && (c.name === 'created_at' || c.name === 'updated_at'))) continue;
     const type = toCatalogType(c.type);
     if (!type) return null;
     // note: defaults stay in the table (SQLite applies them); the catalog records none, and such a column is
     // not required by the rows API (it is "nullable" there: an omitted value takes the default).
     columns.push({ name: c.name, type, nullable: !c.notNull || c.hasDefault, default: null, unique: c.unique, references: c.references });
   }
-  return { columns, indexes: [] };
+  return { columns, indexes: [], ...(rowid ? { key: 'int8' as const } : {}), ...(stamps ? {} : { stamps: false as const }) };
 }
 
 function columnSpec(d: Node, em: Emitter): ColumnSpec {

@@ -126,6 +126,14 @@ export function workerMain(
       const changes: WorkerChange[] = [];
       const capture = job.capture;
       const run = () => {
+        if (job.schemaChange && c.triggers.size) {
+          // note: SQLite refuses to drop or rename a column a trigger names, TEMP triggers included; a
+          // script that changes the schema first removes this connection's capture triggers.
+          for (const t of c.db.prepare(`SELECT name FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_%' ESCAPE '\\'`).pluck().all() as string[]) {
+            c.db.exec(`DROP TRIGGER IF EXISTS temp."${t.replaceAll('"', '""')}"`);
+          }
+          c.triggers.clear();
+        }
         if (capture) {
           for (const t of capture.setups) {
             if (c.triggers.get(t.table) === t.key) continue;
