@@ -222,8 +222,9 @@ export function toWire(v: unknown, t: PgType | null): unknown {
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** int8: a number while exact, a decimal string past 2^53. */
-export const bigToWire = (v: bigint): number | string =>
-  v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+export const bigToWire = (v: bigint): number | string => (v <= MAX_SAFE && v >= MIN_SAFE ? Number(v) : v.toString());
 
 /** The wire name of a result column's type. */
 export const typeName = (t: PgType | null, v?: unknown): string => {
