@@ -1,7 +1,7 @@
 import { EdgeError } from '../../edge/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
-import { pgTypeOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
+import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 
 /**
  * Emits SQLite from node-sql-parser's PostgreSQL AST, from an allowlist: every node
@@ -25,6 +25,8 @@ export interface Expr {
   type: PgType | null;
   /** The output name Postgres gives an unaliased select item. */
   name: string;
+  /** A timestamp whose SQL already yields the stored ISO form (no normalisation when it meets a timestamptz). */
+  iso?: boolean;
 }
 
 interface Source {
@@ -36,6 +38,8 @@ export const unsupported = (construct: string): EdgeError =>
   new EdgeError('unsupported_sql', `not supported: ${construct}`, { details: { construct } });
 
 const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+/** Zone names that mean UTC (timezone() accepts only these: the session time zone is UTC). */
+const UTC_ZONES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'zulu', 'z', 'utc0', '+00', '+00:00', 'universal', 'etc/universal']);
 const UUID_V4 =
   `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || ` +
   `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
@@ -548,6 +552,7 @@ export class Emitter {
   coerce(e: Expr, to: PgType | null): Expr {
     if (!to || e.type === to || e.sql === 'NULL') return e;
     if (e.type !== 'unknown' && !(to === 'jsonb' && e.type === 'json')) {
+      if (to === 'timestamptz' && e.type === 'timestamp' && e.iso) return { ...e, type: to };
       if (to === 'timestamptz' && (e.type === 'timestamp' || e.type === 'date')) return { ...e, sql: this.#fn('pe_ts', e.sql), type: to };
       return e;
     }
@@ -635,7 +640,7 @@ export class Emitter {
     }
     const target = (n.target as Node[] | undefined)?.[0];
     if (!target || (n.target as Node[]).length !== 1) throw unsupported('this cast');
-    const typeName = String(target.dataType ?? '') + (Array.isArray(target.suffix) && target.suffix.length ? '' : '');
+    const typeName = typeNameOf(target);
     const to = pgTypeOf(typeName);
     if (!to) throw unsupported(`type ${typeName.toLowerCase()}`);
     const e = this.expr(n.expr as Node, scope);
@@ -933,6 +938,19 @@ export class Emitter {
       case 'floor':
         arity(1);
         return r(`floor(${a(0).sql})`, a(0).type === 'int4' || a(0).type === 'int8' ? a(0).type : 'float8');
+      case 'timezone': {
+        // note: `timezone('utc', now())` (Supabase's default for timestamps) is the UTC wall time; the session
+        // time zone is UTC and timestamps are stored in UTC, so only UTC is exact here: any other zone is refused.
+        arity(2);
+        let z = args[0]!;
+        while (z.type === 'cast') z = z.expr as Node;
+        const zone = z.type === 'single_quote_string' || z.type === 'string' ? String(z.value) : null;
+        if (zone === null || !UTC_ZONES.has(zone.toLowerCase())) throw unsupported('timezone() with a zone other than UTC');
+        const ts = a(1);
+        if (ts.type !== 'timestamptz' && ts.type !== 'timestamp') throw unsupported(`timezone() of a ${ts.type ?? 'value'} (a timestamp is expected)`);
+        // note: timestamptz → its UTC wall time (timestamp), timestamp → read as UTC (timestamptz): the same stored text.
+        return { ...r(ts.sql, ts.type === 'timestamptz' ? 'timestamp' : 'timestamptz'), iso: ts.type === 'timestamptz' };
+      }
       case 'date_trunc': {
         arity(2);
         const ts = this.coerce(a(1), 'timestamptz');

@@ -33,6 +33,18 @@ export interface ColumnType {
 export type SchemaLookup = (physical: string) => ColumnType[] | null;
 
 /** A Postgres type name as written in SQL (upper-cased by the parser) → our type, or null when unsupported. */
+/**
+ * The type name of a parsed type node: the parser keeps `with time zone` apart, in `suffix`
+ * (`timestamp with time zone` is timestamptz; `time with time zone` has no translation).
+ */
+export function typeNameOf(t: object): string {
+  const { dataType, suffix: sfx } = t as { dataType?: unknown; suffix?: unknown };
+  const base = String(dataType ?? '');
+  const suffix = Array.isArray(sfx) ? sfx.map((x) => String(x).toUpperCase()).join(' ') : '';
+  if (suffix === 'WITH TIME ZONE') return base.toUpperCase() === 'TIMESTAMP' ? 'TIMESTAMPTZ' : `${base} WITH TIME ZONE`;
+  return base;
+}
+
 export function pgTypeOf(name: string): PgType | null {
   const n = name.toUpperCase().replace(/\s+/g, ' ').trim();
   switch (n) {
