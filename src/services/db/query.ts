@@ -117,6 +117,13 @@ export class QueryService {
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
+    for (const [i, s] of t.statements.entries()) {
+      // note: the RLS switch belongs to the rows API's tables (listed, or created and adopted earlier in the script).
+      const madeHere = (name: string) => t.statements.slice(0, i).some((e) => e.adopted === true && e.effect?.table === name);
+      if (s.rls && !madeHere(s.rls.table) && !this.#db.tables(lease, true).has(s.rls.table)) {
+        throw new EdgeError('invalid_request', `row-level security applies to tables GET /db/tables lists; "${s.rls.table}" is not one of them (docs/sql.md "Tables made by raw DDL")`);
+      }
+    }
     const only = t.statements.length === 1 ? t.statements[0]! : null;
     const fast = only ? pointLookup(lease, version, only, params, source) : null;
     if (fast) return [shape(only!.command, only!.columns, fast)];
@@ -126,7 +133,8 @@ export class QueryService {
         return { sql: b.sql, params: b.params, result: step.result === true };
       }),
     );
-    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
+    // note: an RLS switch changes no schema, but the catalog caches it: counted as a change so the catalog reloads.
+    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
     try {

@@ -28,6 +28,10 @@ export interface Statement {
   pointLookup?: boolean;
   /** Schema changes, applied to the translator's view so later statements of a script see them. */
   effect?: { table: string; columns: ColumnType[] | null };
+  /** CREATE TABLE: whether the new table joins the rows API's catalog. */
+  adopted?: boolean;
+  /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
+  rls?: { table: string; enable: boolean };
 }
 
 const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -54,8 +58,35 @@ export function statement(n: Node, em: Emitter): Statement {
       return drop(n, em);
     case 'transaction':
       throw unsupported('transaction control (BEGIN/COMMIT/ROLLBACK): a request is one transaction');
+    case 'pe_rls':
+      return rlsToggle(n, em);
   }
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
+}
+
+/**
+ * Turns the rows API's RLS on or off for a table (its policies stay): `_svc_meta.rls` is the
+ * same switch as `PUT /db/tables/{t}/rls`. With RLS on and no policy for an operation, callers
+ * other than the service role are denied it, as in Postgres. The caller (query.ts) checks that
+ * the table is one the rows API lists.
+ */
+function rlsToggle(n: Node, em: Emitter): Statement {
+  const phys = em.physical(null, n.table);
+  if (em.opts.schema(phys) === null) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`);
+  const enable = n.enable === true;
+  return {
+    command: 'ALTER TABLE',
+    steps: [
+      {
+        sql: `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, version, updated_at) VALUES (?, ?, '{}', NULL, 1, ${NOW})
+              ON CONFLICT (tbl) DO UPDATE SET enabled = excluded.enabled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`,
+        fixed: [phys, enable ? 1 : 0],
+      },
+    ],
+    columns: [],
+    readOnly: false,
+    rls: { table: phys, enable },
+  };
 }
 
 function oneTable(n: Node, em: Emitter): { phys: string; alias: string; columns: ColumnType[] | null } {
@@ -272,6 +303,7 @@ function createTable(n: Node, em: Emitter): Statement {
     columns: [],
     readOnly: false,
     effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type })) },
+    adopted: catalog !== null,
   };
 }
 

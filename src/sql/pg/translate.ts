@@ -45,13 +45,24 @@ export const cachedTranslation = (sql: string, cacheKey: string): Translation | 
 
 export function translateUncached(sql: string, schema: SchemaLookup): Translation {
   checkSql(sql);
-  let ast: unknown;
-  try {
-    ast = parseWithFallback(sqlParser('postgresql'), sqlParser('mysql'), sql);
-  } catch (err) {
-    throw parseError(err, sql);
+  const parts = splitStatements(sql);
+  const nodes: unknown[] = [];
+  // note: as parseScript, synchronously (RLS toggles are read here, not by the parser).
+  for (const part of parts.some((p) => RLS_TOGGLE.test(p)) ? parts : [sql]) {
+    const rls = rlsNode(part);
+    if (rls) {
+      nodes.push(rls);
+      continue;
+    }
+    let ast: unknown;
+    try {
+      ast = parseWithFallback(sqlParser('postgresql'), sqlParser('mysql'), part);
+    } catch (err) {
+      throw parseError(err, part);
+    }
+    nodes.push(...(Array.isArray(ast) ? ast : [ast]));
   }
-  return fromAst(ast, schema);
+  return fromAst(nodes, schema);
 }
 
 /**
@@ -65,7 +76,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
   checkSql(sql);
   let ast: unknown;
   try {
-    ast = await parse(sql);
+    ast = await parseScript(sql, parse);
   } catch (err) {
     if (err instanceof EdgeError) throw err;
     throw parseError(err, sql);
@@ -85,12 +96,13 @@ function checkSql(sql: string): void {
 const REFUSED = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'VACUUM', 'REINDEX', 'ANALYZE']);
 
 /**
- * The first word of each statement, outside comments, string literals and quoted names
- * (a statement ends at a `;` in plain text). Used only to name a statement the parser refused.
+ * The statements of a script: the text between top-level `;`, outside comments, string
+ * literals and quoted names, trimmed, empty ones left out. Used to name a statement the
+ * parser refused, and to take out the statements parsed here rather than by the parser.
  */
-export function statementKeywords(sql: string): string[] {
+export function splitStatements(sql: string): string[] {
   const out: string[] = [];
-  let start = true;
+  let from = 0;
   for (let i = 0; i < sql.length; ) {
     const c = sql[i]!;
     if (c === '-' && sql[i + 1] === '-') {
@@ -104,19 +116,73 @@ export function statementKeywords(sql: string): string[] {
       let j = i + 1;
       while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
       i = j + 1;
-      start = false;
     } else if (c === ';') {
-      start = true;
-      i++;
-    } else if (/\s/.test(c)) i++;
-    else {
-      const word = /^[A-Za-z_]+/.exec(sql.slice(i, i + 32))?.[0];
-      if (start && word) out.push(word.toUpperCase());
-      start = false;
-      i += word ? word.length : 1;
-    }
+      out.push(sql.slice(from, i));
+      from = ++i;
+    } else i++;
   }
-  return out;
+  out.push(sql.slice(from));
+  return out.map(stripComments).filter((x) => x !== '');
+}
+
+/** A statement's text without its leading/trailing comments and blanks. */
+function stripComments(s: string): string {
+  let t = s.trim();
+  for (;;) {
+    if (t.startsWith('--')) {
+      const nl = t.indexOf('\n');
+      t = nl === -1 ? '' : t.slice(nl + 1).trim();
+    } else if (t.startsWith('/*')) {
+      const end = t.indexOf('*/');
+      t = end === -1 ? '' : t.slice(end + 2).trim();
+    } else return t;
+  }
+}
+
+/** The first word of each statement (upper case). */
+export function statementKeywords(sql: string): string[] {
+  return splitStatements(sql).map((s) => (/^[A-Za-z_]+/.exec(s)?.[0] ?? '').toUpperCase());
+}
+
+/**
+ * `ALTER TABLE [IF EXISTS] [ONLY] [public.]t ENABLE|DISABLE ROW LEVEL SECURITY`: node-sql-parser does not
+ * read it, so it is recognised here (FORCE/NO FORCE, which concern table owners, are refused by name).
+ */
+const RLS_TOGGLE = /^alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?(?:("?)public\1\s*\.\s*)?("?)([a-z_][a-z0-9_]*)\2\s+(enable|disable|force|no\s+force)\s+row\s+level\s+security$/i;
+
+/** An RLS toggle statement as a node (`{type: 'pe_rls', table, enable}`), or null for any other statement. */
+function rlsNode(part: string): Node | null {
+  const m = RLS_TOGGLE.exec(part);
+  if (!m) return null;
+  const action = m[4]!.toLowerCase().replace(/\s+/g, ' ');
+  if (action !== 'enable' && action !== 'disable') throw unsupported(`ALTER TABLE … ${action.toUpperCase()} ROW LEVEL SECURITY`);
+  return { type: 'pe_rls', table: m[3]!.toLowerCase(), enable: action === 'enable' };
+}
+
+/**
+ * The script as parsed nodes: the parser's, with RLS toggles read here. A script without
+ * one is parsed whole, as before; with one, each other statement is parsed on its own.
+ */
+async function parseScript(sql: string, parse: (sql: string) => unknown): Promise<unknown> {
+  const parts = splitStatements(sql);
+  if (!parts.some((p) => RLS_TOGGLE.test(p))) return parse(sql);
+  const nodes: unknown[] = [];
+  for (const part of parts) {
+    const rls = rlsNode(part);
+    if (rls) {
+      nodes.push(rls);
+      continue;
+    }
+    let ast: unknown;
+    try {
+      ast = await parse(part);
+    } catch (err) {
+      if (err instanceof EdgeError) throw err;
+      throw parseError(err, part);
+    }
+    nodes.push(...(Array.isArray(ast) ? ast : [ast]));
+  }
+  return nodes;
 }
 
 function parseError(err: unknown, sql: string): EdgeError {
