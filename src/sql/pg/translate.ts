@@ -45,13 +45,11 @@ export const cachedTranslation = (sql: string, cacheKey: string): Translation | 
 
 export function translateUncached(sql: string, schema: SchemaLookup): Translation {
   checkSql(sql);
-  const parts = splitStatements(sql);
   const nodes: unknown[] = [];
-  // note: as parseScript, synchronously (RLS toggles are read here, not by the parser).
-  for (const part of parts.some((p) => RLS_TOGGLE.test(p)) ? parts : [sql]) {
-    const rls = rlsNode(part);
-    if (rls) {
-      nodes.push(rls);
+  // note: as parseScript, synchronously.
+  for (const part of scriptPieces(sql)) {
+    if (typeof part !== 'string') {
+      nodes.push(part);
       continue;
     }
     let ast: unknown;
@@ -160,17 +158,23 @@ function rlsNode(part: string): Node | null {
 }
 
 /**
- * The script as parsed nodes: the parser's, with RLS toggles read here. A script without
- * one is parsed whole, as before; with one, each other statement is parsed on its own.
+ * What to parse: the whole script, or — when it holds an RLS toggle, which is read here —
+ * the toggles as nodes and each other statement as text of its own.
  */
-async function parseScript(sql: string, parse: (sql: string) => unknown): Promise<unknown> {
+function scriptPieces(sql: string): Array<Node | string> {
   const parts = splitStatements(sql);
-  if (!parts.some((p) => RLS_TOGGLE.test(p))) return parse(sql);
+  if (!parts.some((p) => RLS_TOGGLE.test(p))) return [sql];
+  return parts.map((p) => rlsNode(p) ?? p);
+}
+
+/** The script as parsed nodes (see scriptPieces). */
+async function parseScript(sql: string, parse: (sql: string) => unknown): Promise<unknown> {
+  const pieces = scriptPieces(sql);
+  if (pieces.length === 1 && typeof pieces[0] === 'string') return parse(sql);
   const nodes: unknown[] = [];
-  for (const part of parts) {
-    const rls = rlsNode(part);
-    if (rls) {
-      nodes.push(rls);
+  for (const part of pieces) {
+    if (typeof part !== 'string') {
+      nodes.push(part);
       continue;
     }
     let ast: unknown;
