@@ -1,6 +1,6 @@
 import { EdgeError } from '../edge/errors.js';
 import type { Filter, FilterValue, ListQuery, OrderItem } from '../services/db/filters.js';
-import { isSystemColumn, type ColumnType, type CompiledPolicy, type TableInfo } from '../services/db/types.js';
+import { isSystemColumn, stampColumns, type ColumnType, type CompiledPolicy, type TableInfo } from '../services/db/types.js';
 import { jsonField, jsonPathLiteral, quoteIdent, quoteLiteral } from './quote.js';
 
 /** The SQL of one list request plus its bound values (all values are parameters). */
@@ -188,7 +188,7 @@ function selectList(t: TableInfo, select: string[][] | null): { list: string; co
       if (!names.includes(n)) names.push(n);
     }
   }
-  const list = (t.def.stamps === false ? ['id', ...names] : ['id', ...names, 'created_at', 'updated_at']).map(quoteIdent).join(', ');
+  const list = ['id', ...names, ...stampColumns(t.def)].map(quoteIdent).join(', ');
   return { list, columns: names };
 }
 

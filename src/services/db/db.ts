@@ -10,7 +10,7 @@ import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { parseListQuery } from './filters.js';
 import { catalogStore, inTransaction, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
-import { POLICY_OPS, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from './types.js';
+import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from './types.js';
 import { checkStrings, fromStored } from '../../sql/column-values.js';
 import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
@@ -183,12 +183,14 @@ export class DbService {
       let id: string | number | null = t.def.key === 'int8' ? null : uuidv7();
       const at = now();
       const stamps = t.def.stamps !== false;
+      // note: the values of the timestamp columns the table has (none without the pair).
+      const stampVals = stamps ? [at, at] : [];
       let row!: Row;
       let change!: Change;
       let text: string | undefined;
       inTransaction(lease, () => {
         if (rel) {
-          const r = (stamps ? lease.stmt(rowSql.relInsert(name, rel.cols)).all(id, ...rel.vals, at, at) : lease.stmt(rowSql.relInsert(name, rel.cols, false)).all(id, ...rel.vals)) as Raw[];
+          const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
           row = toRow(t, r[0]!, null);
           id = row.id;
         } else {
@@ -218,10 +220,9 @@ export class DbService {
       let change!: Change;
       inTransaction(lease, () => {
         const old = this.#visible(lease, t, id, auth, upd, 'update');
+        const stamps = t.def.stamps !== false;
         const r = (rel
-          ? t.def.stamps === false
-            ? lease.stmt(rowSql.relUpdate(name, rel.cols, false)).all(...rel.vals, id)
-            : lease.stmt(rowSql.relUpdate(name, rel.cols)).all(...rel.vals, at, id)
+          ? lease.stmt(rowSql.relUpdate(name, rel.cols, stamps)).all(...rel.vals, ...(stamps ? [at] : []), id)
           : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
         raw = r[0]!;
         row = toRow(t, raw, null);
@@ -357,9 +358,7 @@ const docJson = (id: unknown, data: string, created: unknown, updated: unknown):
 
 /** The stored columns in the order `rawRowJson` reads them: id, data or the table's columns, the timestamps (if any). */
 function storedColumns(t: TableInfo): readonly string[] {
-  if (t.def.kind === 'document') return DOC_COLUMNS;
-  const cols = t.def.columns.map((c) => c.name);
-  return t.def.stamps === false ? ['id', ...cols] : ['id', ...cols, 'created_at', 'updated_at'];
+  return t.def.kind === 'document' ? DOC_COLUMNS : ['id', ...t.def.columns.map((c) => c.name), ...stampColumns(t.def)];
 }
 const DOC_COLUMNS = ['id', 'data', 'created_at', 'updated_at'];
 

@@ -119,9 +119,11 @@ export class QueryService {
     const source = service ? null : this.#rlsSource(lease, auth, t);
     for (const [i, s] of t.statements.entries()) {
       // note: the RLS switch belongs to the rows API's tables (listed, or created and adopted earlier in the script).
-      const madeHere = (name: string) => t.statements.slice(0, i).some((e) => e.adopted === true && e.effect?.table === name);
-      if (s.rls && !madeHere(s.rls.table) && !this.#db.tables(lease, true).has(s.rls.table)) {
-        throw new EdgeError('invalid_request', `row-level security applies to tables GET /db/tables lists; "${s.rls.table}" is not one of them (docs/sql.md "Tables made by raw DDL")`);
+      if (!s.rls) continue;
+      const name = s.rls.table;
+      const madeHere = t.statements.slice(0, i).some((e) => e.adopted === true && e.effect?.table === name);
+      if (!madeHere && !this.#db.tables(lease, true).has(name)) {
+        throw new EdgeError('invalid_request', `row-level security applies to tables GET /db/tables lists; "${name}" is not one of them (docs/sql.md "Tables made by raw DDL")`);
       }
     }
     const only = t.statements.length === 1 ? t.statements[0]! : null;

@@ -62,9 +62,13 @@ export interface RlsState {
 /** Columns every table has, in the order they are presented. */
 export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at'] as const;
 const ID_ONLY = ['id'] as const;
+const STAMPS = ['created_at', 'updated_at'] as const;
+const NO_STAMPS = [] as const;
 
 /** The system columns a table really has: id, and the timestamps unless it has none (see TableDef.stamps). */
 export const systemColumns = (def: TableDef): readonly string[] => (def.stamps === false ? ID_ONLY : SYSTEM_COLUMNS);
+/** The timestamp columns a table really has (none, see TableDef.stamps), in stored order. */
+export const stampColumns = (def: TableDef): readonly string[] => (def.stamps === false ? NO_STAMPS : STAMPS);
 /** Whether a name is one of the table's system columns. */
 export const isSystemColumn = (def: TableDef, name: string): boolean =>
   name === 'id' || (def.stamps !== false && (name === 'created_at' || name === 'updated_at'));
