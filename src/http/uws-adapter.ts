@@ -283,21 +283,20 @@ class UwsRequest implements EdgeRequest {
 
 /** Reads a body in copied chunks (uWS neuters them on return); null once it passes the limit. */
 function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null) => void): void {
-  const chunks: Buffer[] = [];
+  // note: most bodies arrive in one chunk: the list of chunks is made only for the second.
+  let first: Buffer | null = null;
+  let chunks: Buffer[] | null = null;
   let size = 0;
-  let over = false;
   res.onData((ab, isLast) => {
-    if (over) return;
+    if (size > limit) return;
     size += ab.byteLength;
-    if (size > limit) {
-      over = true;
-      return done(null);
-    }
+    if (size > limit) return done(null);
     // note: a copy (uWS neuters `ab` on return), into pooled memory rather than a new ArrayBuffer.
     const chunk = Buffer.allocUnsafe(ab.byteLength);
     chunk.set(new Uint8Array(ab));
-    chunks.push(chunk);
-    if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    if (first === null) first = chunk;
+    else (chunks ??= [first]).push(chunk);
+    if (isLast) done(chunks === null ? first : Buffer.concat(chunks, size));
   });
 }
 

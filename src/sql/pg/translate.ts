@@ -257,7 +257,7 @@ interface PlainStep {
   sql: string;
   /** Per placeholder: the caller's parameter index and its bind-time conversion. */
   order: number[];
-  convert: Array<string | null>;
+  convert: Array<Conversion | null>;
 }
 
 /** The service role's form of a step, computed once per cached translation and timing: plain tables, `?` in order. */
@@ -273,12 +273,12 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
   let c = timed ? forStep.timed : forStep.untimed;
   if (!c) {
     const order: number[] = [];
-    const convert: Array<string | null> = [];
+    const convert: Array<Conversion | null> = [];
     const sql = step.sql.replace(MARKER, (_, kind: string, v: string) => {
       if (kind === 'P') {
         const p = paramMarker(v);
         order.push(p.index);
-        convert.push(p.convert);
+        convert.push(p.convert === null ? null : conversion(p.convert));
         return '?';
       }
       if (kind === 'K') return tick(v, timed);
@@ -292,7 +292,7 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
   for (let i = 0; i < c.order.length; i++) {
     const v = bindValue(params[c.order[i]!]);
     const fn = c.convert[i];
-    out[i] = fn ? convertParam(fn, v) : v;
+    out[i] = fn ? fn(v) : v;
   }
   if (step.fixed) out.push(...step.fixed);
   // note: `host` is the same object for every call with this step: callers cache per-SQL decisions on it.
@@ -309,25 +309,30 @@ function paramMarker(marker: string): { index: number; convert: string | null } 
 function paramValue(marker: string, params: readonly unknown[]): unknown {
   const p = paramMarker(marker);
   const v = bindValue(params[p.index]);
-  return p.convert === null ? v : convertParam(p.convert, v);
+  return p.convert === null ? v : conversion(p.convert)(v);
 }
 
-let conversions: Map<string, (v: unknown) => unknown> | null = null;
+type Conversion = (v: unknown) => unknown;
+let conversions: Map<string, Conversion> | null = null;
 
 /**
- * Applies a conversion of emit.ts's BIND_CONVERSIONS to a bound value: the very function
- * SQLite would call (taken from registerFunctions), so the result is the same; a value it
- * rejects is a 400, as in Postgres where a parameter is typed when it is bound.
+ * A conversion of emit.ts's BIND_CONVERSIONS for bound values: the very function SQLite
+ * would call (taken from registerFunctions), so the result is the same; a value it rejects
+ * is a 400, as in Postgres where a parameter is typed when it is bound.
  */
-function convertParam(fn: string, v: unknown): unknown {
+function conversion(fn: string): Conversion {
   if (!conversions) {
-    const found = new Map<string, (v: unknown) => unknown>();
-    const collect = { function: (name: string, _opts: unknown, f: (v: unknown) => unknown) => found.set(name, f) };
+    const found = new Map<string, Conversion>();
+    const collect = { function: (name: string, _opts: unknown, f: Conversion) => found.set(name, (v: unknown) => convertWith(f, v)) };
     registerFunctions(collect as unknown as Database.Database, { at: Number.POSITIVE_INFINITY, n: 0 });
     conversions = found;
   }
   const f = conversions.get(fn);
   if (!f || !BIND_CONVERSIONS.has(fn)) throw new Error(`no bind conversion ${fn}`);
+  return f;
+}
+
+function convertWith(f: Conversion, v: unknown): unknown {
   try {
     return f(v);
   } catch (err) {
