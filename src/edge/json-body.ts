@@ -14,7 +14,7 @@ export function parseJsonBody(req: EdgeRequest, config: Config, any = false): un
   const body = req.body;
   if (body === null || body.length === 0) return any ? undefined : {};
   const type = req.headers['content-type'];
-  if (type !== undefined && !/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+  if (type !== undefined && !isJsonType(type)) {
     throw new EdgeError('unsupported_media_type', 'request body must be application/json');
   }
   let text: string;
@@ -36,6 +36,17 @@ export function parseJsonBody(req: EdgeRequest, config: Config, any = false): un
     throw invalidBody('request body must be a JSON object');
   }
   return value;
+}
+
+// note: clients send the same few content types; the last answer is kept (a regex per body otherwise).
+let lastType = '';
+let lastJson = false;
+function isJsonType(type: string): boolean {
+  if (type !== lastType) {
+    lastJson = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type);
+    lastType = type;
+  }
+  return lastJson;
 }
 
 /** Scans brackets outside strings; cheaper than a recursive walk and safe from stack overflow. */

@@ -41,6 +41,14 @@ describe('JSON bodies', () => {
     expect((await errorOf(res)).code).toBe('unsupported_media_type');
   });
 
+  it('judges each content type on its own, whatever came before', async () => {
+    // note: the last answer is cached; a JSON type after a refused one (and the reverse) must not inherit it.
+    const types = ['application/json', 'text/plain', 'application/merge-patch+json; charset=utf-8', 'application/jsonx', 'Application/JSON'];
+    const statuses = [];
+    for (const type of types) statuses.push((await login('{"email":"a@example.com","password":"wrong-password"}', { 'content-type': type })).status);
+    expect(statuses.map((st) => st === 415)).toEqual([false, true, false, true, false]);
+  });
+
   it('a 100 MB declared body is refused with 413 before it is read', async () => {
     const raw = await rawRequest(
       s.url,

@@ -129,6 +129,7 @@ describe('POST /db/query (service role)', () => {
 
   it('validates the body', async () => {
     await fails({ sql: '' }, 400, 'invalid_field');
+    await fails({ sql: ' \n\t\u00a0\ufeff ' }, 400, 'invalid_field');
     await fails({ sql: 'select 1', params: 'x' }, 400, 'invalid_field');
     await fails({ sql: 'select 1', extra: true }, 400, 'invalid_field');
     await fails({ sql: 'select 1', timeout_ms: 0 }, 400, 'invalid_field');

@@ -8,7 +8,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { bindPolicy } from '../../sql/rls.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
-import { fromCatalogType, toWire, typeName, typeOfDecl, type ColumnType, type PgType } from '../../sql/pg/types.js';
+import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import type { SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
@@ -34,6 +34,8 @@ const PARSE_TIMEOUT_MS = 3000;
 /** Rows one statement may return through /db/query (page with LIMIT/OFFSET beyond). */
 export const MAX_ROWS = 10_000;
 const MAX_PARAMS = 1000;
+/** A character String.prototype.trim would keep (`\s` is the same whitespace set), tested without the trimmed copy. */
+const NON_BLANK = /\S/;
 
 interface SchemaCache {
   version: number;
@@ -70,7 +72,7 @@ export class QueryService {
   static parseBody(body: unknown): { sql: string; params: unknown[]; timeoutMs: number } {
     const b = body as Record<string, unknown>;
     for (const k in b) if (k !== 'sql' && k !== 'params' && k !== 'timeout_ms') throw invalidField(k, 'unknown field');
-    if (typeof b.sql !== 'string' || b.sql.trim() === '') throw invalidField('sql', 'must be a non-empty string');
+    if (typeof b.sql !== 'string' || !NON_BLANK.test(b.sql)) throw invalidField('sql', 'must be a non-empty string');
     const params = b.params ?? [];
     if (!Array.isArray(params) || params.length > MAX_PARAMS) throw invalidField('params', `must be an array of at most ${MAX_PARAMS} values`);
     let timeoutMs = DEFAULT_TIMEOUT_MS;
@@ -355,7 +357,7 @@ function shapeText(command: string, types: ColumnType[] | null, r: WorkerResult)
   for (let j = 0; j < r.rows.length; j++) {
     const row = r.rows[j]!;
     let o = j ? ',{' : '{';
-    for (let i = 0; i < keys.length; i++) o += keys[i]! + jsonValue(toWire(row[i], colTypes[i] ?? null));
+    for (let i = 0; i < keys.length; i++) o += keys[i]! + wireJson(row[i], colTypes[i] ?? null);
     rows += `${o}}`;
   }
   sh.columnsJson ??= JSON.stringify(sh.wire);

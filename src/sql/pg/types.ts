@@ -2,6 +2,8 @@
  * The Postgres types the translator knows, how each is declared in SQLite and how its
  * stored values are typed back on the wire (docs/sql.md "Types").
  */
+import { jsonValue } from '../../json-text.js';
+
 export type PgType =
   | 'int4'
   | 'int8'
@@ -229,6 +231,12 @@ export function toWire(v: unknown, t: PgType | null): unknown {
   if (typeof v === 'bigint') return bigToWire(v);
   if (v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
   return v;
+}
+
+/** `jsonValue(toWire(v, t))`; a timestamptz already in its stored wire form is written directly (it needs no escaping). */
+export function wireJson(v: unknown, t: PgType | null): string {
+  if (t === 'timestamptz' && typeof v === 'string' && v.length === 24 && ISO_MS.test(v)) return `"${v}"`;
+  return jsonValue(toWire(v, t));
 }
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
