@@ -62,6 +62,19 @@ export function translateExpr(source: string, scope: ExprScope): TranslatedExpr 
   return { sql: `(${sql})`, params: t.params };
 }
 
+/** The `auth.x()` call of a subquery `(SELECT auth.x())` with nothing else in it, or null. */
+function scalarAuthCall(n: Node): Node | null {
+  const q = n.ast as Node | undefined;
+  if (!q || q.type !== 'select' || q._next !== undefined || q.with != null || q.from != null || q.where != null || q.groupby != null || q.having != null || q.orderby != null) return null;
+  const limit = q.limit as { value?: unknown[] } | null | undefined;
+  if (limit?.value?.length) return null;
+  const cols = q.columns as Node[] | undefined;
+  if (!Array.isArray(cols) || cols.length !== 1) return null;
+  const e = cols[0]!.expr as Node | undefined;
+  const schema = ((e?.name as Node | undefined)?.schema as Node | undefined)?.value;
+  return e?.type === 'function' && typeof schema === 'string' && schema.toLowerCase() === 'auth' ? e : null;
+}
+
 class Translator {
   readonly params: PolicyParam[] = [];
   #nodes = 0;
@@ -146,6 +159,13 @@ class Translator {
         return n.value ? '1' : '0';
       case 'function':
         return this.authFn(n, null);
+      case undefined: {
+        // note: `(select auth.uid())`, Supabase's advice for policies (Postgres then reads it once per
+        // statement); here it is the same value as `auth.uid()`. Any other subquery stays refused.
+        const inner = scalarAuthCall(n);
+        if (inner) return this.authFn(inner, null);
+        break;
+      }
       case 'binary_expr': {
         const op = String(n.operator);
         if (op === '->>' || op === '->') return this.arrow(n);

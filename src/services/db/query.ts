@@ -5,7 +5,6 @@ import type { AuthContext } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { bindPolicy } from '../../sql/rls.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
@@ -19,7 +18,8 @@ import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
-import type { TableInfo } from './types.js';
+import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from './types.js';
+import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 
 /** One statement's result on the wire. */
 export interface QueryResult {
@@ -131,13 +131,16 @@ export class QueryService {
     const only = t.statements.length === 1 ? t.statements[0]! : null;
     const fast = only ? pointLookup(lease, version, only, params, source) : null;
     if (fast) return [shape(only!.command, only!.columns, fast)];
+    const policies = this.#policyWrites(lease, t);
     const statements = t.statements.map((s) =>
       s.steps.map((step) => {
+        const values = policies.get(s);
+        if (values) return { sql: step.sql, params: values, result: false };
         const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
         return { sql: b.sql, params: b.params, result: step.result === true };
       }),
     );
-    // note: an RLS switch changes no schema, but the catalog caches it: counted as a change so the catalog reloads.
+    // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
     const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
@@ -167,6 +170,50 @@ export class QueryService {
       );
     }
     return t.statements.map((s, i) => shape(s.command, s.columns, raw[i]!));
+  }
+
+  /**
+   * The values of each CREATE POLICY step: the table's policies (from the catalog, or from
+   * earlier statements of the script, which may also have created the table) with the new
+   * expressions ORed in, compiled now — a policy that does not translate is a 400 and
+   * nothing of the script runs — and written by the step in the script's transaction.
+   */
+  #policyWrites(lease: ProjectLease, t: Translation): Map<Statement, unknown[]> {
+    const out = new Map<Statement, unknown[]>();
+    if (!t.statements.some((s) => s.policy)) return out;
+    const tables = this.#db.tables(lease, true);
+    const state = new Map<string, { def: TableDef; policies: RlsState['policies'] }>();
+    for (const s of t.statements) {
+      if (s.catalogDef && s.effect) {
+        const def = { name: s.effect.table, kind: 'relational', created_at: null, ...s.catalogDef } as TableDef;
+        state.set(s.effect.table, { def, policies: {} });
+      }
+      if (!s.policy) continue;
+      const { name: policyName, table, add } = s.policy;
+      let cur = state.get(table);
+      if (!cur) {
+        const info = tables.get(table);
+        if (!info) throw new EdgeError('invalid_request', `policies apply to tables GET /db/tables lists; "${table}" is not one of them (docs/sql.md "Tables made by raw DDL")`);
+        cur = { def: info.def, policies: { ...info.rls.policies } };
+        state.set(table, cur);
+      }
+      const compiled: RlsState['compiled'] = {};
+      for (const op of POLICY_OPS) {
+        const added = add[op];
+        const old = cur.policies[op];
+        const src = added === undefined ? old : old === undefined ? added : `(${old}) OR (${added})`;
+        if (src === undefined) continue;
+        try {
+          compiled[op] = compilePolicy(src, cur.def);
+        } catch (err) {
+          if (!(err instanceof EdgeError)) throw err;
+          throw new EdgeError(err.code, `policy "${policyName}" (${op}): ${err.message}`, err.details ? { details: err.details } : undefined);
+        }
+        cur.policies[op] = src;
+      }
+      out.set(s, [table, JSON.stringify(cur.policies), JSON.stringify(compiled)]);
+    }
+    return out;
   }
 
   /** Triggers for the db-catalog tables a writing script names, so its row changes become change events. */

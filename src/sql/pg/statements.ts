@@ -13,7 +13,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
 
 export interface Statement {
   command: Command;
@@ -30,11 +30,37 @@ export interface Statement {
   effect?: { table: string; columns: ColumnType[] | null };
   /** CREATE TABLE: whether the new table joins the rows API's catalog. */
   adopted?: boolean;
+  /** CREATE TABLE adopted by the catalog: its catalog definition (policies later in the script compile against it). */
+  catalogDef?: CatalogDef;
+  /**
+   * CREATE POLICY: the policy expressions it adds to a catalog table's rows-API policies, per
+   * operation (each is ORed with the one there, as Postgres combines permissive policies).
+   * query.ts compiles the result against the table and binds the step's values (POLICY_WRITE).
+   */
+  policy?: { name: string; table: string; add: Partial<Record<PolicyOp, string>> };
   /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
   rls?: { table: string; enable: boolean };
 }
 
 const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+
+type PolicyOp = 'select' | 'insert' | 'update' | 'delete';
+
+/** A raw-DDL table's definition in the rows API's catalog (the TableDef fields besides name, kind and created_at). */
+export interface CatalogDef {
+  columns: unknown[];
+  indexes: unknown[];
+  key?: 'int8';
+  stamps?: false;
+}
+
+/**
+ * A CREATE POLICY step: writes a table's policy sources and compiled forms, bound by
+ * query.ts as (table, policies JSON, compiled JSON). The RLS switch is left as it is
+ * (off for a table that had no RLS row: creating a policy does not enable RLS, as in Postgres).
+ */
+export const POLICY_WRITE = `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, version, updated_at) VALUES (?, 0, ?, ?, 1, ${NOW})
+  ON CONFLICT (tbl) DO UPDATE SET policies = excluded.policies, compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`;
 
 export function statement(n: Node, em: Emitter): Statement {
   switch (n.type) {
@@ -60,6 +86,8 @@ export function statement(n: Node, em: Emitter): Statement {
       throw unsupported('transaction control (BEGIN/COMMIT/ROLLBACK): a request is one transaction');
     case 'pe_rls':
       return rlsToggle(n, em);
+    case 'pe_policy':
+      return createPolicy(n, em);
   }
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
@@ -87,6 +115,41 @@ function rlsToggle(n: Node, em: Emitter): Statement {
     readOnly: false,
     rls: { table: phys, enable },
   };
+}
+
+const POLICY_ROLES = new Set(['anon', 'authenticated', 'service_role']);
+
+/**
+ * `CREATE POLICY` (read by translate.ts) → what it adds to the rows API's policies. Postgres'
+ * rules decide which expression applies: USING to the rows a command sees (select, update,
+ * delete), WITH CHECK to new rows (insert; FOR ALL's defaults to USING). `TO anon|authenticated`
+ * becomes a condition on `auth.role()`. What the rows API's one-expression-per-operation model
+ * cannot hold is refused by name: an UPDATE whose WITH CHECK differs from its USING, a
+ * command without the expression it needs.
+ */
+function createPolicy(n: Node, em: Emitter): Statement {
+  const phys = em.physical(null, n.table);
+  if (em.opts.schema(phys) === null) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`);
+  const command = n.command as 'all' | PolicyOp;
+  const using = n.using as string | null;
+  const check = n.check as string | null;
+  if ((command === 'select' || command === 'delete') && check !== null) throw new EdgeError('invalid_request', 'WITH CHECK cannot be applied to SELECT or DELETE');
+  if (command === 'insert' && using !== null) throw new EdgeError('invalid_request', 'only WITH CHECK expression allowed for INSERT');
+  if (command === 'insert' ? check === null : using === null) {
+    throw new EdgeError('invalid_request', `a policy FOR ${command.toUpperCase()} needs ${command === 'insert' ? 'WITH CHECK' : 'USING'} (…) here`);
+  }
+  if ((command === 'update' || command === 'all') && check !== null && check.replace(/\s+/g, ' ').trim() !== using!.replace(/\s+/g, ' ').trim()) {
+    throw unsupported(`FOR ${command.toUpperCase()} policies whose WITH CHECK differs from USING (the rows API checks one update expression before and after the change)`);
+  }
+  const roles = (n.roles as string[]).filter((r) => r !== 'public');
+  for (const r of roles) if (!POLICY_ROLES.has(r)) throw unsupported(`policies for role "${r}" (roles here: public, anon, authenticated, service_role)`);
+  const guard = (expr: string): string => (roles.length ? `auth.role() IN (${roles.map((r) => `'${r}'`).join(', ')}) AND (${expr})` : expr.trim());
+  const add: Partial<Record<PolicyOp, string>> = {};
+  if (command === 'all' || command === 'select') add.select = guard(using!);
+  if (command === 'all' || command === 'update') add.update = guard(using!);
+  if (command === 'all' || command === 'delete') add.delete = guard(using!);
+  if (command === 'all' || command === 'insert') add.insert = guard(check ?? using!);
+  return { command: 'CREATE POLICY', steps: [{ sql: POLICY_WRITE }], columns: [], readOnly: false, policy: { name: String(n.name), table: phys, add } };
 }
 
 function oneTable(n: Node, em: Emitter): { phys: string; alias: string; columns: ColumnType[] | null } {
@@ -304,6 +367,7 @@ function createTable(n: Node, em: Emitter): Statement {
     readOnly: false,
     effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type })) },
     adopted: catalog !== null,
+    ...(catalog ? { catalogDef: catalog } : {}),
   };
 }
 
@@ -314,7 +378,7 @@ function createTable(n: Node, em: Emitter): Statement {
  * `updated_at` timestamptz columns become the rows' timestamps when both are there;
  * otherwise the rows carry none (`stamps: false`) and such columns are data columns.
  */
-function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null): { columns: unknown[]; indexes: unknown[]; key?: 'int8'; stamps?: false } | null {
+function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null): CatalogDef | null {
   if (phys.includes('.')) return null;
   const id = cols.find((c) => c.name === 'id');
   if (!id || !(id.pk || (tablePk?.length === 1 && tablePk[0] === 'id'))) return null;

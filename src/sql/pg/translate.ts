@@ -157,14 +157,170 @@ function rlsNode(part: string): Node | null {
   return { type: 'pe_rls', table: m[3]!.toLowerCase(), enable: action === 'enable' };
 }
 
+const POLICY_START = /^(create|drop|alter)\s+policy\b/i;
+
 /**
- * What to parse: the whole script, or — when it holds an RLS toggle, which is read here —
- * the toggles as nodes and each other statement as text of its own.
+ * `CREATE POLICY name ON [public.]t [AS PERMISSIVE] [FOR ALL|SELECT|INSERT|UPDATE|DELETE]
+ * [TO role, …] [USING (expr)] [WITH CHECK (expr)]` as a node (`{type: 'pe_policy', …}`; the
+ * expressions stay text for the RLS compiler), or null for any other statement.
+ * node-sql-parser has no grammar for policies, so the clauses are read here, token by token.
+ */
+function policyNode(part: string): Node | null {
+  const m = POLICY_START.exec(part);
+  if (!m) return null;
+  const verb = m[1]!.toUpperCase();
+  if (verb !== 'CREATE') throw unsupported(`${verb} POLICY (policies have no names here: rewrite a table's policies with PUT /db/tables/{t}/rls)`);
+  const r = new ClauseReader(part, m[0].length);
+  const name = r.name('a policy name');
+  r.keyword('on');
+  let table = r.name('a table name');
+  if (r.punct('.')) {
+    if (table !== 'public') throw unsupported(`policies on tables outside the public schema ("${table}")`);
+    table = r.name('a table name');
+  }
+  let command = 'all';
+  const roles: string[] = [];
+  let using: string | null = null;
+  let check: string | null = null;
+  if (r.keyword('as', true)) {
+    const kind = r.word();
+    if (kind === 'restrictive') throw unsupported('restrictive policies (AS RESTRICTIVE): policies here are permissive');
+    if (kind !== 'permissive') throw r.fail('PERMISSIVE');
+  }
+  if (r.keyword('for', true)) {
+    command = r.word() ?? '';
+    if (!['all', 'select', 'insert', 'update', 'delete'].includes(command)) throw r.fail('ALL, SELECT, INSERT, UPDATE or DELETE');
+  }
+  if (r.keyword('to', true)) {
+    do roles.push(r.name('a role name'));
+    while (r.punct(','));
+  }
+  if (r.keyword('using', true)) using = r.group();
+  if (r.keyword('with', true)) {
+    r.keyword('check');
+    check = r.group();
+  }
+  if (!r.atEnd()) throw r.fail('the end of the statement');
+  return { type: 'pe_policy', name, table, command, roles, using, check };
+}
+
+/** Reads the clauses of a statement node-sql-parser has no grammar for: names, keywords and parenthesised text. */
+class ClauseReader {
+  constructor(
+    readonly s: string,
+    public i: number,
+  ) {}
+
+  #skip(): void {
+    for (;;) {
+      while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
+      if (this.s.startsWith('--', this.i)) {
+        const nl = this.s.indexOf('\n', this.i);
+        this.i = nl === -1 ? this.s.length : nl + 1;
+      } else if (this.s.startsWith('/*', this.i)) {
+        const end = this.s.indexOf('*/', this.i + 2);
+        this.i = end === -1 ? this.s.length : end + 2;
+      } else return;
+    }
+  }
+
+  atEnd(): boolean {
+    this.#skip();
+    return this.i >= this.s.length;
+  }
+
+  /** A bare word, lower case (null, and nothing read, when there is none). */
+  word(): string | null {
+    this.#skip();
+    const m = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(this.s.slice(this.i, this.i + 200));
+    if (!m) return null;
+    this.i += m[0].length;
+    return m[0].toLowerCase();
+  }
+
+  /** A name: a bare word (folded to lower case) or a double-quoted identifier (kept as written). */
+  name(what: string): string {
+    this.#skip();
+    if (this.s[this.i] === '"') {
+      let out = '';
+      let j = this.i + 1;
+      for (;;) {
+        if (j >= this.s.length) throw this.fail(what);
+        if (this.s[j] === '"') {
+          if (this.s[j + 1] !== '"') break;
+          out += '"';
+          j += 2;
+        } else out += this.s[j++];
+      }
+      this.i = j + 1;
+      if (out === '') throw this.fail(what);
+      return out;
+    }
+    const w = this.word();
+    if (w === null) throw this.fail(what);
+    return w;
+  }
+
+  /** Reads `kw` (true); when it is not next, false if `optional`, else a 400. */
+  keyword(kw: string, optional = false): boolean {
+    const at = this.i;
+    if (this.word() === kw) return true;
+    this.i = at;
+    if (optional) return false;
+    throw this.fail(kw.toUpperCase());
+  }
+
+  punct(c: string): boolean {
+    this.#skip();
+    if (this.s[this.i] !== c) return false;
+    this.i++;
+    return true;
+  }
+
+  /** `( … )`: the text inside, up to the matching parenthesis (outside strings, quoted names and comments). */
+  group(): string {
+    this.#skip();
+    if (this.s[this.i] !== '(') throw this.fail('(');
+    let depth = 0;
+    for (let j = this.i; j < this.s.length; ) {
+      const c = this.s[j]!;
+      if (c === "'" || c === '"') {
+        let k = j + 1;
+        while (k < this.s.length && !(this.s[k] === c && this.s[k + 1] !== c)) k += this.s[k] === c ? 2 : 1;
+        j = k + 1;
+      } else if (c === '-' && this.s[j + 1] === '-') {
+        const nl = this.s.indexOf('\n', j);
+        j = nl === -1 ? this.s.length : nl + 1;
+      } else if (c === '/' && this.s[j + 1] === '*') {
+        const end = this.s.indexOf('*/', j + 2);
+        j = end === -1 ? this.s.length : end + 2;
+      } else {
+        if (c === '(') depth++;
+        else if (c === ')' && --depth === 0) {
+          const inner = this.s.slice(this.i + 1, j);
+          this.i = j + 1;
+          return inner;
+        }
+        j++;
+      }
+    }
+    throw this.fail(')');
+  }
+
+  fail(expected: string): EdgeError {
+    const near = this.s.slice(this.i, this.i + 30).trim();
+    return new EdgeError('unsupported_sql', `CREATE POLICY does not parse: expected ${expected} ${near ? `at "${near}"` : 'at the end'}`, { details: { construct: 'CREATE POLICY' } });
+  }
+}
+
+/**
+ * What to parse: the whole script, or — when it holds statements read here (RLS toggles,
+ * policies) — those as nodes and each other statement as text of its own.
  */
 function scriptPieces(sql: string): Array<Node | string> {
   const parts = splitStatements(sql);
-  if (!parts.some((p) => RLS_TOGGLE.test(p))) return [sql];
-  return parts.map((p) => rlsNode(p) ?? p);
+  if (!parts.some((p) => RLS_TOGGLE.test(p) || POLICY_START.test(p))) return [sql];
+  return parts.map((p) => rlsNode(p) ?? policyNode(p) ?? p);
 }
 
 /** The script as parsed nodes (see scriptPieces). */
