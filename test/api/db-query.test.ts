@@ -371,6 +371,25 @@ describe('tables made by raw DDL with an integer key and without the timestamp p
     await fails({ sql: `insert into nokey2 (v) values ('x')` }, 400, 'invalid_field');
   });
 
+  it('takes generated always as identity: the key is never the caller\'s, through SQL or the rows API', async () => {
+    // note: the phrase inside a string literal is left alone (only code is rewritten for the parser).
+    await ok(`create table always_id (id bigint GENERATED  ALWAYS AS IDENTITY primary key, note text default 'generated always as identity')`);
+    expect((await ok(`insert into always_id (note) values ('a') returning id, note`)).rows).toEqual([{ id: 1, note: 'a' }]);
+    const row = await rowsApi('POST', '/db/tables/always_id/rows', { data: {} });
+    expect(row.body).toMatchObject({ id: 2, data: { note: 'generated always as identity' } });
+    const e = await fails({ sql: `insert into always_id (id, note) values (10, 'mine')` }, 400, 'invalid_request');
+    expect(e.message).toBe('cannot insert a non-DEFAULT value into column "id"');
+    const f = await fails({ sql: `update always_id set id = 5 where id = 1` }, 400, 'invalid_request');
+    expect(f.message).toBe('column "id" can only be updated to DEFAULT');
+    expect((await ok(`update always_id set note = 'b' where id = 1 returning id, note`)).rows).toEqual([{ id: 1, note: 'b' }]);
+    expect((await ok(`select id, note from always_id order by id`)).rows).toEqual([
+      { id: 1, note: 'b' },
+      { id: 2, note: 'generated always as identity' },
+    ]);
+    await fails({ sql: `create table always_col (n int generated always as identity, v text)` }, 400, 'unsupported_sql');
+    await ok(`create table if not exists always_id (id bigint generated always as identity primary key, note text)`);
+  });
+
   it('leaves SQL-only what the rows API cannot key: a bigint key it cannot assign, a composite key, no key', async () => {
     await ok(`create table big_keyed (id bigint primary key, v text)`);
     await ok(`create table pair_keyed (a int, b int, primary key (a, b))`);

@@ -317,6 +317,8 @@ interface ColumnSpec {
   notNull: boolean;
   unique: boolean;
   hasDefault: boolean;
+  /** `GENERATED … AS IDENTITY` (the primary key, an autoincrementing rowid). */
+  identity: boolean;
   references: { table: string; column: string; on_delete: string } | null;
 }
 
@@ -353,6 +355,11 @@ function createTable(n: Node, em: Emitter): Statement {
   const body = [...cols.map((c) => c.sql), ...constraints].join(', ');
   const ine = n.if_not_exists ? 'IF NOT EXISTS ' : '';
   const steps: Step[] = [{ sql: `CREATE TABLE ${ine}${quoteIdent(phys)} (${body})` }];
+  if (n.pe_identity_always === true) {
+    const id = cols.find((c) => c.identity);
+    if (!id) throw unsupported('GENERATED ALWAYS AS IDENTITY outside a column definition');
+    steps.push(...alwaysIdentity(phys, id.name, ine));
+  }
   const catalog = catalogDef(phys, cols, tablePk);
   if (catalog) {
     steps.push({
@@ -369,6 +376,21 @@ function createTable(n: Node, em: Emitter): Statement {
     adopted: catalog !== null,
     ...(catalog ? { catalogDef: catalog } : {}),
   };
+}
+
+/**
+ * What `GENERATED ALWAYS AS IDENTITY` adds to BY DEFAULT: the value is never the caller's.
+ * An insert that names the column (SQLite shows an omitted rowid as -1 to BEFORE triggers)
+ * and an update that changes it are refused with Postgres' messages (400).
+ */
+function alwaysIdentity(phys: string, col: string, ifNotExists: string): Step[] {
+  const t = quoteIdent(phys);
+  const c = quoteIdent(col);
+  const trigger = (what: string) => `CREATE TRIGGER ${ifNotExists}${quoteIdent(`pe_identity_${what}_${phys}`)}`;
+  return [
+    { sql: `${trigger('insert')} BEFORE INSERT ON ${t} WHEN NEW.${c} IS NOT -1 BEGIN SELECT RAISE(ABORT, 'pe_invalid_input: cannot insert a non-DEFAULT value into column "${col}"'); END` },
+    { sql: `${trigger('update')} BEFORE UPDATE OF ${c} ON ${t} WHEN NEW.${c} IS NOT OLD.${c} BEGIN SELECT RAISE(ABORT, 'pe_invalid_input: column "${col}" can only be updated to DEFAULT'); END` },
+  ];
 }
 
 /**
@@ -448,7 +470,7 @@ function columnSpec(d: Node, em: Emitter): ColumnSpec {
     parts.push(r.sql);
     refs = r.ref;
   }
-  return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), references: refs };
+  return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), identity, references: refs };
 }
 
 function references(r: Node, em: Emitter): { sql: string; ref: ColumnSpec['references'] } {
