@@ -359,6 +359,13 @@ const raw: Array<string | Entry> = [
   o(`update ident_always set name = 'renamed' where id = 1 returning id, name`),
   o(`select id, name from ident_always order by id`),
   `drop table ident_always`,
+  // REFERENCES t without columns: t's primary key; a missing target is an error on both sides
+  `create table reviews (id serial primary key, book_id bigint references books on delete cascade, stars int not null)`,
+  `insert into reviews (book_id, stars) values (1, 5), (2, 4)`,
+  `insert into reviews (book_id, stars) values (999, 1)`,
+  o(`select r.stars, b.title from reviews r join books b on b.id = r.book_id order by r.stars`),
+  `create table dangling (id serial primary key, x int references no_such_table)`,
+  `drop table reviews`,
   `drop table ident`,
   `drop table bigkey`,
   // "timestamp with time zone" spelled out, and Supabase's timezone('utc', now()) default

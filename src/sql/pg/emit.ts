@@ -34,6 +34,9 @@ interface Source {
   columns: ColumnType[] | null;
 }
 
+/** The column that stands for "the referenced table's primary key" in a REFERENCES translate.ts rewrote for the parser. */
+export const PRIMARY_KEY_MARK = 'pe_primary_key';
+
 export const unsupported = (construct: string): EdgeError =>
   new EdgeError('unsupported_sql', `not supported: ${construct}`, { details: { construct } });
 

@@ -1,6 +1,6 @@
 import { EdgeError } from '../../edge/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import { DECLTYPE, pgTypeOf, toCatalogType, typeNameOf, type ColumnType, type PgType } from './types.js';
 
 /** One SQLite statement of a translated Postgres statement. */
@@ -336,7 +336,7 @@ function createTable(n: Node, em: Emitter): Statement {
   const constraints: string[] = [];
   let tablePk: string[] | null = null;
   for (const d of (n.create_definitions as Node[]) ?? []) {
-    if (d.resource === 'column') cols.push(columnSpec(d, em));
+    if (d.resource === 'column') cols.push(columnSpec(d, em, phys));
     else if (d.resource === 'constraint') {
       const ct = String(d.constraint_type ?? '').toLowerCase();
       const keys = ((d.definition as Node[]) ?? []).map((k) => em.ident(columnName(k)));
@@ -346,7 +346,13 @@ function createTable(n: Node, em: Emitter): Statement {
         constraints.push(`${named}PRIMARY KEY (${keys.join(', ')})`);
       } else if (ct === 'unique' || ct === 'unique key' || ct === 'unique index') constraints.push(`${named}UNIQUE (${keys.join(', ')})`);
       else if (ct === 'check') constraints.push(`${named}CHECK (${((d.definition as Node[]) ?? []).map((x) => em.bool(x, [{ alias: phys, columns: cols }])).join(' AND ')})`);
-      else if (ct === 'foreign key') constraints.push(`${named}FOREIGN KEY (${keys.join(', ')}) ${references(d.reference_definition as Node, em).sql}`);
+      else if (ct === 'foreign key') {
+        const r = references(d.reference_definition as Node, em, phys);
+        constraints.push(`${named}FOREIGN KEY (${keys.join(', ')}) ${r.sql}`);
+        // note: a one-column key is the column's reference in the catalog, as when written on the column.
+        const own = keys.length === 1 ? cols.find((c) => c.name === columnName(((d.definition as Node[]) ?? [])[0]!)) : undefined;
+        if (own && r.ref && !own.references) own.references = r.ref;
+      }
       else throw unsupported(`table constraint ${ct}`);
     } else throw unsupported(`this table definition item (${String(d.resource)})`);
   }
@@ -372,7 +378,7 @@ function createTable(n: Node, em: Emitter): Statement {
     steps,
     columns: [],
     readOnly: false,
-    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type })) },
+    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type, pk: c.pk || (tablePk?.length === 1 && tablePk[0] === c.name) })) },
     adopted: catalog !== null,
     ...(catalog ? { catalogDef: catalog } : {}),
   };
@@ -421,7 +427,8 @@ function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null):
   return { columns, indexes: [], ...(rowid ? { key: 'int8' as const } : {}), ...(stamps ? {} : { stamps: false as const }) };
 }
 
-function columnSpec(d: Node, em: Emitter): ColumnSpec {
+/** A column definition; `self` is the table it belongs to (a foreign key may name it). */
+function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   const name = columnName(d.column as Node);
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported(`column name "${name}"`);
   const def = d.definition as Node;
@@ -466,17 +473,34 @@ function columnSpec(d: Node, em: Emitter): ColumnSpec {
   }
   let refs: ColumnSpec['references'] = null;
   if (d.reference_definition) {
-    const r = references(d.reference_definition as Node, em);
+    const r = references(d.reference_definition as Node, em, self);
     parts.push(r.sql);
     refs = r.ref;
   }
   return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), identity, references: refs };
 }
 
-function references(r: Node, em: Emitter): { sql: string; ref: ColumnSpec['references'] } {
+/**
+ * `REFERENCES t [(cols)] [ON DELETE …]`. Without a column list (the parser sees the mark
+ * translate.ts puts there) it is t's primary key, as in Postgres: SQLite reads a bare
+ * REFERENCES the same way. `auth.users`, Supabase's user table, is `profiles` here: every
+ * user has exactly one profiles row with the user's id, made and deleted with the user, so
+ * a key to it is a key to the user (docs/sql.md "Names").
+ */
+function references(r: Node, em: Emitter, self: string): { sql: string; ref: ColumnSpec['references'] } {
   const t = (r.table as Node[])[0]!;
-  const phys = em.physical(t.db, t.table);
-  const cols = ((r.definition as Node[]) ?? []).map((c) => columnName(c));
+  const authUsers = String(t.db ?? '').toLowerCase() === 'auth' && String(t.table).toLowerCase() === 'users';
+  const phys = authUsers ? 'profiles' : em.physical(t.db, t.table);
+  const target = em.opts.schema(phys);
+  // note: SQLite accepts a key to a missing table (and fails each write later); Postgres refuses it at once.
+  if (target === null && phys !== self) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`);
+  let cols = ((r.definition as Node[]) ?? []).map((c) => columnName(c));
+  let refCol = cols.length === 1 ? cols[0]! : null;
+  if (cols.length === 1 && cols[0] === PRIMARY_KEY_MARK) {
+    cols = [];
+    refCol = authUsers ? 'id' : (target?.find((c) => c.pk)?.name ?? null);
+    if (target && refCol === null) throw new EdgeError('invalid_request', `there is no primary key for referenced table "${phys}"`);
+  }
   let sql = `REFERENCES ${quoteIdent(phys)}${cols.length ? ` (${cols.map(quoteIdent).join(', ')})` : ''}`;
   let onDelete = 'no action';
   for (const a of (r.on_action as Node[]) ?? []) {
@@ -487,7 +511,7 @@ function references(r: Node, em: Emitter): { sql: string; ref: ColumnSpec['refer
     else if (kind !== 'on update') throw unsupported(kind);
     sql += ` ${kind.toUpperCase()} ${v.toUpperCase()}`;
   }
-  return { sql, ref: cols.length === 1 ? { table: phys, column: cols[0]!, on_delete: onDelete } : null };
+  return { sql, ref: refCol !== null ? { table: phys, column: refCol, on_delete: onDelete } : null };
 }
 
 function createIndex(n: Node, em: Emitter): Statement {
@@ -529,7 +553,7 @@ function alter(n: Node, em: Emitter): Statement {
   const columns = em.opts.schema(phys);
   if (action === 'add' && a.resource === 'column') {
     em.native = true;
-    const c = columnSpec(a, em);
+    const c = columnSpec(a, em, phys);
     em.native = false;
     const steps: Step[] = [{ sql: `ALTER TABLE ${q} ADD COLUMN ${c.sql}` }];
     const type = toCatalogType(c.type);
