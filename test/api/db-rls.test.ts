@@ -368,3 +368,49 @@ describe('foreign keys to auth.users (Supabase) and to a primary key named by it
     expect((await sql(`create table tree (id serial primary key, parent int references tree)`)).status).toBe(200);
   });
 });
+
+describe('auth.uid(), auth.role() and auth.jwt() in raw SQL', () => {
+  const who = `select auth.uid() as uid, auth.role() as role, auth.jwt() ->> 'sub' as sub, auth.jwt() ->> 'role' as claim`;
+
+  it('are the caller of each request, though the translation is cached by the SQL text', async () => {
+    const as = async (caller: Caller) => {
+      const r = await call('POST', '/db/query', { sql: who }, caller);
+      expect(r.status, r.text).toBe(200);
+      return r.body.rows[0];
+    };
+    expect(await as({ token: alice.token })).toEqual({ uid: alice.id, role: 'authenticated', sub: alice.id, claim: 'authenticated' });
+    expect(await as({ token: bob.token })).toEqual({ uid: bob.id, role: 'authenticated', sub: bob.id, claim: 'authenticated' });
+    expect(await as({})).toEqual({ uid: null, role: 'anon', sub: null, claim: 'anon' });
+    expect(await as(svc())).toEqual({ uid: null, role: 'service_role', sub: null, claim: 'service_role' });
+  });
+
+  it('filter like any value, also in a point lookup answered on the main thread', async () => {
+    const made = await call('POST', '/db/query', { sql: `create table diary (id serial primary key, owner uuid, line text); insert into diary (owner, line) values ('${alice.id}', 'a1'), ('${bob.id}', 'b1')` }, svc());
+    expect(made.status, made.text).toBe(200);
+    const mine = `select line from diary where owner = auth.uid() order by line`;
+    expect((await call('POST', '/db/query', { sql: mine }, { token: alice.token })).body.rows).toEqual([{ line: 'a1' }]);
+    expect((await call('POST', '/db/query', { sql: mine }, { token: bob.token })).body.rows).toEqual([{ line: 'b1' }]);
+    expect((await call('POST', '/db/query', { sql: mine }, {})).body.rows).toEqual([]);
+    // note: a key lookup with auth.uid() is a point lookup (run inline); each caller gets their own answer
+    const point = `select line from diary where id = $1 and owner = auth.uid()`;
+    for (const [caller, expected] of [[alice, [{ line: 'a1' }]], [bob, []], [alice, [{ line: 'a1' }]]] as const) {
+      const r = await call('POST', '/db/query', { sql: point, params: [1] }, { token: caller.token });
+      expect(r.body.rows).toEqual(expected);
+    }
+    const expr = `select line, owner = auth.uid() as mine from diary where id = $1`;
+    expect((await call('POST', '/db/query', { sql: expr, params: [1] }, { token: bob.token })).body.rows).toEqual([{ line: 'a1', mine: false }]);
+  });
+
+  it('are refused where they cannot mean the caller, and unknown auth functions are named', async () => {
+    const d = await call('POST', '/db/query', { sql: `create table stamped (id serial primary key, owner uuid default auth.uid())` }, svc());
+    expect(d.status).toBe(400);
+    expect(d.body.error.code).toBe('unsupported_sql');
+    expect(d.body.error.message).toContain('auth.uid() in DDL');
+    const e = await call('POST', '/db/query', { sql: `select auth.email()` }, svc());
+    expect(e.body.error.code).toBe('unsupported_sql');
+    expect(e.body.error.details.construct).toContain('auth.email');
+    const f = await call('POST', '/db/query', { sql: `select auth.uid(1)` }, svc());
+    expect(f.status).toBe(400);
+    expect(f.body.error.code).toBe('invalid_request');
+  });
+});

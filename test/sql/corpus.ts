@@ -366,6 +366,12 @@ const raw: Array<string | Entry> = [
   o(`select r.stars, b.title from reviews r join books b on b.id = r.book_id order by r.stars`),
   `create table dangling (id serial primary key, x int references no_such_table)`,
   `drop table reviews`,
+  // a named table-level CHECK over a column (Supabase's profiles example)
+  `create table handles (id serial primary key, username text unique, constraint username_length check (char_length(username) >= 3))`,
+  `insert into handles (username) values ('ada')`,
+  `insert into handles (username) values ('al')`,
+  `select username from handles`,
+  `drop table handles`,
   `drop table ident`,
   `drop table bigkey`,
   // "timestamp with time zone" spelled out, and Supabase's timezone('utc', now()) default

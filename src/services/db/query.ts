@@ -5,7 +5,7 @@ import type { AuthContext } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
+import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import type { SqlPool } from '../../sql/worker/pool.js';
@@ -105,7 +105,7 @@ export class QueryService {
     const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
     let r: WorkerResult | null;
     try {
-      r = pointLookup(lease, version, only, params, source);
+      r = pointLookup(lease, version, only, params, source, auth);
     } catch {
       // note: e.g. a table another process dropped: run() reads the schema afresh and reports it.
       return null;
@@ -129,14 +129,15 @@ export class QueryService {
       }
     }
     const only = t.statements.length === 1 ? t.statements[0]! : null;
-    const fast = only ? pointLookup(lease, version, only, params, source) : null;
+    const fast = only ? pointLookup(lease, version, only, params, source, auth) : null;
     if (fast) return [shape(only!.command, only!.columns, fast)];
     const policies = this.#policyWrites(lease, t);
+    const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
       s.steps.map((step) => {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
-        const b = source ? bind(step.sql, params, source, step.fixed) : bindPlain(step, params);
+        const b = source ? bind(step.sql, params, source, step.fixed, true, callerAuth) : bindPlain(step, params, true, callerAuth);
         return { sql: b.sql, params: b.params, result: step.result === true };
       }),
     );
@@ -284,11 +285,36 @@ export class QueryService {
  * (see inline()); null otherwise. Bound untimed: such a plan reads at most one row, so the
  * time-limit check (pe_tick) is left out.
  */
-function pointLookup(lease: ProjectLease, version: number, s: Statement, params: unknown[], source: TableSource | null): WorkerResult | null {
+function pointLookup(lease: ProjectLease, version: number, s: Statement, params: unknown[], source: TableSource | null, auth: AuthContext): WorkerResult | null {
   if (!s.pointLookup || s.steps.length !== 1) return null;
   const step = s.steps[0]!;
-  const b = source ? bind(step.sql, params, source, step.fixed, false) : bindPlain(step, params, false);
+  const caller = new CallerAuth(auth);
+  const b = source ? bind(step.sql, params, source, step.fixed, false, caller) : bindPlain(step, params, false, caller);
   return inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
+}
+
+/**
+ * The caller as raw SQL sees it: `auth.uid()` the user's id (NULL without a user token),
+ * `auth.role()` the effective role (`anon`, `authenticated`, …, `service_role`), `auth.jwt()`
+ * the verified token's payload (for a caller without a token, just `{"role"}`). Read only when a
+ * statement uses them.
+ */
+class CallerAuth implements AuthValues {
+  constructor(readonly auth: AuthContext) {}
+
+  get uid(): string | null {
+    return this.auth.user?.id ?? null;
+  }
+
+  get role(): string {
+    return this.auth.role;
+  }
+
+  get jwt(): string {
+    const u = this.auth.user;
+    if (!u) return JSON.stringify({ role: this.auth.role });
+    return JSON.stringify(u.claims);
+  }
 }
 
 const ticked = new WeakSet<Database.Database>();

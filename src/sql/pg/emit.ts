@@ -823,6 +823,7 @@ export class Emitter {
   #function(n: Node, scope: Source[]): Expr {
     const parts = (n.name as { name?: Array<{ value?: string }> } | undefined)?.name ?? [];
     const schema = (n.name as { schema?: { value?: string } } | undefined)?.schema?.value;
+    if (schema?.toLowerCase() === 'auth') return this.#auth(parts.map((p) => p.value ?? '').join('.').toLowerCase(), n);
     if (schema && schema.toLowerCase() !== 'pg_catalog') throw unsupported(`function ${schema}.${parts.map((p) => p.value).join('.')}`);
     const name = parts.map((p) => p.value ?? '').join('.').toLowerCase();
     if (AGGREGATES.has(name)) {
@@ -835,6 +836,20 @@ export class Emitter {
     }
     if (n.over) return this.#windowed(name, this.#functionCore(name, n, scope), n, scope);
     return this.#functionCore(name, n, scope);
+  }
+
+  /**
+   * `auth.uid()`, `auth.role()`, `auth.jwt()` (Supabase's): the caller's user id, role and
+   * token claims, bound per call (`\0A<name>\0`), so a cached translation serves every caller.
+   * Not in DDL: a stored default or check cannot name whoever writes later.
+   */
+  #auth(name: string, n: Node): Expr {
+    const types: Record<string, PgType> = { uid: 'uuid', role: 'text', jwt: 'jsonb' };
+    const type = types[name];
+    if (!type) throw unsupported(`function auth.${name} (auth.uid(), auth.role() and auth.jwt() are)`);
+    if (this.#args(n).length !== 0) throw new EdgeError('invalid_request', `function auth.${name} takes no arguments`);
+    if (this.native) throw unsupported(`auth.${name}() in DDL (a stored default or check cannot name the caller)`);
+    return { sql: `\0A${name}\0`, type, name };
   }
 
   #functionCore(name: string, n: Node, scope: Source[]): Expr {

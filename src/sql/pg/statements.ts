@@ -339,7 +339,8 @@ function createTable(n: Node, em: Emitter): Statement {
     if (d.resource === 'column') cols.push(columnSpec(d, em, phys));
     else if (d.resource === 'constraint') {
       const ct = String(d.constraint_type ?? '').toLowerCase();
-      const keys = ((d.definition as Node[]) ?? []).map((k) => em.ident(columnName(k)));
+      // note: a CHECK's definition is expressions, not column names: read as names only for key constraints.
+      const keys = ct === 'check' ? [] : ((d.definition as Node[]) ?? []).map((k) => em.ident(columnName(k)));
       const named = d.constraint ? `CONSTRAINT ${em.ident(String(d.constraint))} ` : '';
       if (ct === 'primary key') {
         tablePk = ((d.definition as Node[]) ?? []).map((k) => columnName(k));
@@ -651,6 +652,13 @@ function drop(n: Node, em: Emitter): Statement {
 const LEAF = new Set(['var', 'number', 'single_quote_string', 'bool']);
 
 /** See Statement.pointLookup: decided on the AST, before any plan is looked at. */
+/** `auth.uid()` or `auth.role()`: a value bound per call, like a parameter. */
+function isAuthCall(x: Node): boolean {
+  const name = x.name as { name?: Array<{ value?: string }>; schema?: { value?: string } } | undefined;
+  const fn = name?.name?.map((p) => p.value).join('.').toLowerCase();
+  return x.type === 'function' && name?.schema?.value?.toLowerCase() === 'auth' && (fn === 'uid' || fn === 'role');
+}
+
 function isPointLookup(n: Node): boolean {
   if ((Array.isArray(n.with) && n.with.length) || n._next || n.having || n.window) return false;
   if ((n.distinct as Node | null | undefined)?.type) return false;
@@ -667,7 +675,8 @@ function isPointLookup(n: Node): boolean {
     if (op !== '=') return false;
     const l = w.left as Node;
     const r = w.right as Node;
-    return (l.type === 'column_ref' && LEAF.has(String(r.type))) || (r.type === 'column_ref' && LEAF.has(String(l.type)));
+    const leaf = (x: Node) => LEAF.has(String(x.type)) || isAuthCall(x);
+    return (l.type === 'column_ref' && leaf(r)) || (r.type === 'column_ref' && leaf(l));
   };
   return eqOnly(n.where as Node | undefined);
 }

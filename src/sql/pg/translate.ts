@@ -475,12 +475,25 @@ export type TableSource = (physical: string) => { sql: string; params: unknown[]
 
 export const plainTable: TableSource = (p) => ({ sql: quoteIdent(p), params: [] });
 
+/** The caller's values of `auth.uid()`, `auth.role()` and `auth.jwt()` (JSON text) in raw SQL. */
+export interface AuthValues {
+  uid: string | null;
+  role: string;
+  jwt: string | null;
+}
+const AUTH_KEYS = ['uid', 'role', 'jwt'] as const;
+const NO_AUTH: AuthValues = { uid: null, role: 'service_role', jwt: null };
+
 /** Resolves the markers of one emitted statement for one caller: `?` placeholders and their values. */
-export function bind(sql: string, params: readonly unknown[], source: TableSource, fixed: readonly unknown[] = [], timed = true): { sql: string; params: unknown[] } {
+export function bind(sql: string, params: readonly unknown[], source: TableSource, fixed: readonly unknown[] = [], timed = true, auth: AuthValues = NO_AUTH): { sql: string; params: unknown[] } {
   const out: unknown[] = [];
   const text = sql.replace(MARKER, (_, kind: string, v: string) => {
     if (kind === 'P') {
       out.push(paramValue(v, params));
+      return '?';
+    }
+    if (kind === 'A') {
+      out.push(auth[v as keyof AuthValues]);
       return '?';
     }
     if (kind === 'K') return tick(v, timed);
@@ -492,14 +505,14 @@ export function bind(sql: string, params: readonly unknown[], source: TableSourc
   return { sql: text, params: out };
 }
 
-const MARKER = /\0([PTK])([^\0]*)\0/g;
+const MARKER = /\0([PTKA])([^\0]*)\0/g;
 
 /** `pe_tick(…)` where a time limit applies (the worker pool), else the constant true. */
 const tick = (columns: string, timed: boolean): string => (timed ? `pe_tick(${columns})` : '1');
 
 interface PlainStep {
   sql: string;
-  /** Per placeholder: the caller's parameter index and its bind-time conversion. */
+  /** Per placeholder: the caller's parameter index (or -1 - AUTH_KEYS index: an auth value) and its bind-time conversion. */
   order: number[];
   convert: Array<Conversion | null>;
 }
@@ -511,7 +524,7 @@ const plainSteps = new WeakMap<object, { timed?: PlainStep; untimed?: PlainStep 
  * The service role's binding of a step. `timed: false` leaves out the time-limit checks:
  * only for statements that cannot run long (query.ts runs such point lookups inline).
  */
-export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: readonly unknown[], timed = true): { sql: string; params: unknown[]; host: object } {
+export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: readonly unknown[], timed = true, auth: AuthValues = NO_AUTH): { sql: string; params: unknown[]; host: object } {
   let forStep = plainSteps.get(step);
   if (!forStep) plainSteps.set(step, (forStep = {}));
   let c = timed ? forStep.timed : forStep.untimed;
@@ -525,6 +538,11 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
         convert.push(p.convert === null ? null : conversion(p.convert));
         return '?';
       }
+      if (kind === 'A') {
+        order.push(-1 - AUTH_KEYS.indexOf(v as keyof AuthValues));
+        convert.push(null);
+        return '?';
+      }
       if (kind === 'K') return tick(v, timed);
       return quoteIdent(v);
     });
@@ -534,7 +552,8 @@ export function bindPlain(step: { sql: string; fixed?: unknown[] }, params: read
   }
   const out = new Array<unknown>(c.order.length);
   for (let i = 0; i < c.order.length; i++) {
-    const v = bindValue(params[c.order[i]!]);
+    const at = c.order[i]!;
+    const v = at >= 0 ? bindValue(params[at]) : auth[AUTH_KEYS[-1 - at]!];
     const fn = c.convert[i];
     out[i] = fn ? fn(v) : v;
   }
