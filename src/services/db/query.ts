@@ -99,7 +99,7 @@ export class QueryService {
   fast(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[]): string | null {
     // note: the trusted version (project/schema-version.ts): every schema change in this process resets it.
     const version = schemaVersion(lease);
-    const t = cachedTranslation(sql, `${lease.projectId}:${version}`);
+    const t = cachedTranslation(sql, translationKey(lease, version));
     const only = t && t.statements.length === 1 ? t.statements[0]! : null;
     if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
     const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
@@ -115,7 +115,7 @@ export class QueryService {
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), `${lease.projectId}:${version}`, (text) => this.pool.parse(text, PARSE_TIMEOUT_MS));
+    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), translationKey(lease, version), (text) => this.pool.parse(text, PARSE_TIMEOUT_MS));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -317,6 +317,14 @@ class CallerAuth implements AuthValues {
   }
 }
 
+/** The translation cache key of a project at a schema version (kept: built once per version, not per request). */
+const keys = new WeakMap<Database.Database, { version: number; key: string }>();
+function translationKey(lease: ProjectLease, version: number): string {
+  let k = keys.get(lease.db);
+  if (k === undefined || k.version !== version) keys.set(lease.db, (k = { version, key: `${lease.projectId}:${version}` }));
+  return k.key;
+}
+
 const ticked = new WeakSet<Database.Database>();
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
 const plans = new WeakMap<Database.Database, Lru<string, boolean>>();
@@ -361,7 +369,9 @@ function inline(lease: ProjectLease, version: number, sql: string, params: unkno
     plan = { db, st, columns };
     if (host) hostPlans.set(host, plan);
   }
-  const rows = plan.st.all(...params) as unknown[][];
+  // note: the plan proves at most one row: get() (no result array, no second step to find the end).
+  const row = plan.st.get(...params) as unknown[] | undefined;
+  const rows = row === undefined ? [] : [row];
   return { columns: plan.columns, rows, changes: rows.length, reader: true };
 }
 

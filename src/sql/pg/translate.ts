@@ -22,7 +22,29 @@ export interface Translation {
 
 export const MAX_SQL = 256 * 1024;
 const MAX_STATEMENTS = 100;
-const cache = new Lru<string, Translation>(1000);
+/**
+ * Translations by SQL text, then by cache key (project and schema version). Keyed by the text
+ * as it came (no joined key to build, flatten and hash per lookup: the fast path of query.ts
+ * looks up on every request); a text keeps its few newest keys (older schema versions are dead).
+ */
+class TranslationCache {
+  readonly #bySql = new Lru<string, Map<string, Translation>>(500);
+
+  get(sql: string, key: string): Translation | undefined {
+    return this.#bySql.get(sql)?.get(key);
+  }
+
+  set(sql: string, key: string, t: Translation): void {
+    if (sql.length > MAX_CACHED_SQL) return;
+    let forSql = this.#bySql.get(sql);
+    if (!forSql) this.#bySql.set(sql, (forSql = new Map()));
+    forSql.delete(key);
+    forSql.set(key, t);
+    if (forSql.size > KEYS_PER_SQL) forSql.delete(forSql.keys().next().value as string);
+  }
+}
+const KEYS_PER_SQL = 4;
+const cache = new TranslationCache();
 /** Longer SQL is translated each time: the cache must not hold hundreds of megabytes of keys. */
 const MAX_CACHED_SQL = 16 * 1024;
 
@@ -32,16 +54,15 @@ const MAX_CACHED_SQL = 16 * 1024;
  * passes project id and SQLite's schema_version).
  */
 export function translate(sql: string, schema: SchemaLookup, cacheKey: string): Translation {
-  const key = `${cacheKey}\0${sql}`;
-  const hit = cache.get(key);
+  const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
   const t = translateUncached(sql, schema);
-  if (sql.length <= MAX_CACHED_SQL) cache.set(key, t);
+  cache.set(sql, cacheKey, t);
   return t;
 }
 
 /** A cached translation, or undefined (no parsing: the synchronous fast path of query.ts). */
-export const cachedTranslation = (sql: string, cacheKey: string): Translation | undefined => cache.get(`${cacheKey}\0${sql}`);
+export const cachedTranslation = (sql: string, cacheKey: string): Translation | undefined => cache.get(sql, cacheKey);
 
 export function translateUncached(sql: string, schema: SchemaLookup): Translation {
   checkSql(sql);
@@ -69,8 +90,7 @@ export function translateUncached(sql: string, schema: SchemaLookup): Translatio
  * about a second per 100 KB, which must not block the main thread). Cached like translate().
  */
 export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>): Promise<Translation> {
-  const key = `${cacheKey}\0${sql}`;
-  const hit = cache.get(key);
+  const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
   checkSql(sql);
   let ast: unknown;
@@ -81,7 +101,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
     throw parseError(err, sql);
   }
   const t = fromAst(ast, schema);
-  if (sql.length <= MAX_CACHED_SQL) cache.set(key, t);
+  cache.set(sql, cacheKey, t);
   return t;
 }
 
