@@ -334,6 +334,9 @@ describe('foreign keys to auth.users (Supabase) and to a primary key named by it
     const carol = await register('carol@example.com');
     const ins = await sql(`insert into owned_notes (user_id) values ('${carol.id}') returning note`);
     expect(ins.body.rows).toEqual([{ note: 'references auth.users' }]);
+    // GraphQL nests the user's profile through the key
+    const g = await call('POST', '/db/graphql', { query: '{ owned_notes { user_id user { id } } }' }, svc());
+    expect(g.body, g.text).toEqual({ data: { owned_notes: [{ user_id: carol.id, user: { id: carol.id } }] } });
     expect((await sql(`insert into user_pins (owner, pin) values ('${carol.id}', 'a'), ('${alice.id}', 'b')`)).status).toBe(200);
     const stranger = await sql(`insert into owned_notes (user_id) values ('00000000-0000-4000-8000-000000000000')`);
     expect(stranger.status).toBe(409);
