@@ -390,6 +390,24 @@ describe('tables made by raw DDL with an integer key and without the timestamp p
     await ok(`create table if not exists always_id (id bigint generated always as identity primary key, note text)`);
   });
 
+  it('takes the extensions a Supabase project has (uuid-ossp, pgcrypto) as installed, and B-tree indexes with or without a name', async () => {
+    const r = await post({
+      sql: `create extension if not exists "uuid-ossp"; create extension if not exists pgcrypto with schema extensions;
+            create table ext_t (id uuid primary key default uuid_generate_v4(), n int); create index on ext_t using btree (n desc)`,
+    });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { results: { command: string }[] }).results.map((x) => x.command)).toEqual(['CREATE EXTENSION', 'CREATE EXTENSION', 'CREATE TABLE', 'CREATE INDEX']);
+    const row = (await ok(`insert into ext_t (n) values (1) returning id`)).rows[0]!;
+    expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // the unnamed index took Postgres' name
+    await fails({ sql: `create index ext_t_n_idx on ext_t (n)` }, 400, 'invalid_request');
+    await ok(`drop index ext_t_n_idx`);
+    expect((await fails({ sql: `create extension pgcrypto` }, 400, 'invalid_request')).message).toBe('extension "pgcrypto" already exists');
+    expect((await fails({ sql: `create extension if not exists postgis` }, 400, 'unsupported_sql')).message).toContain('extension "postgis"');
+    expect((await fails({ sql: `create index ext_gin on ext_t using gin (n)` }, 400, 'unsupported_sql')).message).toContain('index method gin');
+    await fails({ sql: `create extension if not exists pgcrypto` }, 401, 'missing_scope', s.keys.publishable);
+  });
+
   it('leaves SQL-only what the rows API cannot key: a bigint key it cannot assign, a composite key, no key', async () => {
     await ok(`create table big_keyed (id bigint primary key, v text)`);
     await ok(`create table pair_keyed (a int, b int, primary key (a, b))`);

@@ -372,6 +372,12 @@ const raw: Array<string | Entry> = [
   `insert into handles (username) values ('al')`,
   `select username from handles`,
   `drop table handles`,
+  // unnamed indexes take Postgres' name; B-tree (the default) is the only method
+  `create index on books (title)`,
+  `create index on books using btree (price desc, pages)`,
+  `drop index books_title_idx`,
+  `drop index books_price_pages_idx`,
+  u(`create index books_info_gin on books using gin (info)`),
   `drop table ident`,
   `drop table bigkey`,
   // "timestamp with time zone" spelled out, and Supabase's timezone('utc', now()) default

@@ -13,7 +13,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
 
 export interface Statement {
   command: Command;
@@ -77,6 +77,7 @@ export function statement(n: Node, em: Emitter): Statement {
     case 'create':
       if (n.keyword === 'table') return createTable(n, em);
       if (n.keyword === 'index') return createIndex(n, em);
+      if (n.keyword === 'extension') return createExtension(n);
       throw unsupported(`CREATE ${String(n.keyword).toUpperCase()}`);
     case 'alter':
       return alter(n, em);
@@ -518,9 +519,12 @@ function references(r: Node, em: Emitter, self: string): { sql: string; ref: Col
 function createIndex(n: Node, em: Emitter): Statement {
   const t = n.table as Node;
   const phys = em.physical(t.db, t.table);
-  const name = typeof n.index === 'string' ? n.index.toLowerCase() : null;
-  if (!name || !/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported('indexes without a valid name');
-  if (n.index_using) throw unsupported('index methods (USING …)');
+  const using = String((n.index_using as Node | null | undefined)?.type ?? 'btree').toLowerCase();
+  // note: SQLite's indexes are B-trees, Postgres' default; GIN, GiST, hash, BRIN have no counterpart.
+  if (using !== 'btree') throw unsupported(`index method ${using} (indexes here are B-trees)`);
+  // note: an unnamed index gets Postgres' name, <table>_<columns>_idx (an expression counts as "expr").
+  const name = typeof n.index === 'string' ? n.index.toLowerCase() : defaultIndexName(phys, (n.index_columns as Node[]) ?? []);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported(`index name "${name}"`);
   const uniq = String(n.index_type ?? '').toLowerCase() === 'unique' ? 'UNIQUE ' : '';
   if (n.index_type && !uniq) throw unsupported(`${String(n.index_type)} indexes`);
   em.native = true;
@@ -540,6 +544,26 @@ function createIndex(n: Node, em: Emitter): Statement {
     columns: [],
     readOnly: false,
   };
+}
+
+function defaultIndexName(table: string, cols: Node[]): string {
+  const parts = cols.map((c) => (c.type === 'column_ref' ? columnName(c) : 'expr'));
+  return `${table}_${parts.join('_')}`.slice(0, 59) + '_idx';
+}
+
+/** Extensions Supabase projects have installed, whose functions the translator provides. */
+const INSTALLED_EXTENSIONS = new Set(['uuid-ossp', 'pgcrypto']);
+
+/**
+ * `CREATE EXTENSION "uuid-ossp" | pgcrypto`: installed already, as in a Supabase project
+ * (`uuid_generate_v4()`, `gen_random_uuid()` work), so IF NOT EXISTS does nothing and
+ * without it the statement fails as Postgres would. Other extensions are refused by name.
+ */
+function createExtension(n: Node): Statement {
+  const ext = String((n.extension as Node | undefined)?.value ?? '').toLowerCase();
+  if (!INSTALLED_EXTENSIONS.has(ext)) throw unsupported(`extension "${ext}" (installed: uuid-ossp, pgcrypto)`);
+  if (!n.if_not_exists) throw new EdgeError('invalid_request', `extension "${ext}" already exists`);
+  return { command: 'CREATE EXTENSION', steps: [], columns: [], readOnly: false };
 }
 
 function alter(n: Node, em: Emitter): Statement {
