@@ -408,6 +408,24 @@ describe('tables made by raw DDL with an integer key and without the timestamp p
     await fails({ sql: `create extension if not exists pgcrypto` }, 401, 'missing_scope', s.keys.publishable);
   });
 
+  it('compares with ANY/ALL over ARRAY[…] (also in a CHECK), a JSON-array or {…} parameter typed like the other side, and text[] columns', async () => {
+    await ok(`create table quant (id uuid primary key default gen_random_uuid(), status text check (status = any (array['open', 'done'])), tags text[] default '{}')`);
+    const ids = (await ok(`insert into quant (status, tags) values ('open', '{a,b}'), ('done', '{c}') returning id`)).rows.map((r) => String(r.id));
+    await fails({ sql: `insert into quant (status) values ('bogus')` }, 400, 'invalid_field');
+    // uuids written in capitals still match: elements are typed like the column, as in Postgres
+    const byIds = await ok(`select status from quant where id = any($1) order by status`, [ids.map((x) => x.toUpperCase())]);
+    expect(byIds.rows).toEqual([{ status: 'done' }, { status: 'open' }]);
+    expect((await ok(`select status from quant where id <> all($1)`, [[ids[0]]])).rows).toEqual([{ status: 'done' }]);
+    expect((await ok(`select status from quant where $1 = any(tags)`, ['c'])).rows).toEqual([{ status: 'done' }]);
+    expect((await ok(`select status from quant where id = any($1)`, ['{}'])).rows).toEqual([]);
+    expect((await ok(`select 2 = any($1) as a, 2 <> all($1) as b`, [[1, null]])).rows).toEqual([{ a: null, b: null }]);
+    // publishable readers get the same through the RLS-filtered form
+    const asReader = (await (await post({ sql: `select count(*) as n from quant where id = any($1)`, params: [ids] }, s.keys.publishable)).json()) as { rows: unknown[] };
+    expect(asReader.rows).toEqual([{ n: 2 }]);
+    expect((await fails({ sql: `select 1 from quant where id = any($1)`, params: ['not an array'] }, 400, 'invalid_request')).message).toContain('text[]');
+    expect((await fails({ sql: `select 1 from quant where id = any(select id from quant)` }, 400, 'unsupported_sql')).message).toContain('ANY (subquery)');
+  });
+
   it('leaves SQL-only what the rows API cannot key: a bigint key it cannot assign, a composite key, no key', async () => {
     await ok(`create table big_keyed (id bigint primary key, v text)`);
     await ok(`create table pair_keyed (a int, b int, primary key (a, b))`);

@@ -698,6 +698,10 @@ export class Emitter {
       const like = this.#fn('pe_like', l.sql, r.sql, op.includes('ILIKE') ? '1' : '0');
       return { sql: op.startsWith('NOT') ? `(NOT ${like})` : like, type: 'bool', name: '?column?' };
     }
+    if (COMPARE.has(op) && right.type === 'function') {
+      const q = ((right.name as { name?: Array<{ value?: string }> } | undefined)?.name ?? []).map((p) => p.value ?? '').join('.').toLowerCase();
+      if (q === 'any' || q === 'some' || q === 'all') return this.#quantified(op === '!=' ? '<>' : op, left, right, q === 'all', scope);
+    }
     if (COMPARE.has(op)) {
       const [l, r] = this.#pair(left, right, scope);
       if ((l.type === 'jsonb' || r.type === 'jsonb') && op !== '=' && op !== '<>' && op !== '!=') throw unsupported('ordering comparisons of jsonb');
@@ -738,6 +742,45 @@ export class Emitter {
     }
     if (ARITH.has(op)) return this.#arith(op, left, right, scope);
     throw unsupported(`operator ${op}`);
+  }
+
+  /**
+   * `x op ANY|SOME|ALL (array)`, with Postgres' three-valued result. An `ARRAY[…]` list becomes
+   * the comparisons ORed (ANY) or ANDed (ALL), which is exactly that; an array known only when
+   * the statement runs — a parameter (a JSON array, or a Postgres array literal '{a,b}') or a
+   * `text[]` column — is read with json_each, its elements typed as x (as Postgres types an
+   * untyped array by the comparison): ANY is true if some comparison is, else NULL if some
+   * is NULL, else false (an empty array: false); ALL is false if some comparison is, else
+   * NULL if some is NULL, else true.
+   */
+  #quantified(op: string, left: Node, right: Node, all: boolean, scope: Source[]): Expr {
+    const kw = all ? 'ALL' : 'ANY';
+    const args = this.#args(right);
+    if (args.length !== 1) throw new EdgeError('invalid_request', `${kw} takes one array`);
+    const arg = args[0]!;
+    if (arg.ast) throw unsupported(`${kw} (subquery): write IN (subquery) or EXISTS`);
+    const r = (sql: string): Expr => ({ sql, type: 'bool', name: all ? 'all' : 'any' });
+    if (arg.type === 'array') {
+      const items = ((arg.expr_list as Node | undefined)?.value as Node[] | undefined) ?? [];
+      if (!items.length) throw new EdgeError('invalid_request', 'cannot determine type of empty array');
+      const cmps = items.map((item) => {
+        const [l, e] = this.#pair(left, item, scope);
+        return `${l.sql} ${op} ${e.sql}`;
+      });
+      return r(`(${cmps.join(all ? ' AND ' : ' OR ')})`);
+    }
+    if (this.native) throw unsupported(`${kw} over a run-time array in DDL (write ARRAY[…] or IN (…))`);
+    const l = this.expr(left, scope);
+    let a = this.expr(arg, scope);
+    if (a.type === 'unknown') a = this.coerce(a, 'text[]');
+    if (a.type !== 'text[]') throw unsupported(`${kw} over a ${String(a.type)} value (arrays here are text[] columns, parameters and ARRAY[…])`);
+    const el = this.coerce({ sql: '"pe_el"."pe_v"', type: 'unknown', name: 'value' }, l.type === 'unknown' ? null : l.type);
+    const cmp = `(${l.sql} ${op} ${el.sql})`;
+    // note: json_each's own columns (id, key, value, …) are renamed away, so x's unqualified columns stay x's.
+    const some = (cond: string) => `EXISTS (SELECT 1 FROM (SELECT "value" AS "pe_v" FROM json_each(${a.sql})) AS "pe_el" WHERE ${cond})`;
+    return all
+      ? r(`(CASE WHEN ${a.sql} IS NULL THEN NULL WHEN ${some(`NOT ${cmp}`)} THEN 0 WHEN ${some(`${cmp} IS NULL`)} THEN NULL ELSE 1 END)`)
+      : r(`(CASE WHEN ${a.sql} IS NULL THEN NULL WHEN ${some(cmp)} THEN 1 WHEN ${some(`${cmp} IS NULL`)} THEN NULL ELSE 0 END)`);
   }
 
   #jsonOperand(e: Expr, op: string): void {
