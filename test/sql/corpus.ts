@@ -398,6 +398,11 @@ const raw: Array<string | Entry> = [
   `select timezone('utc', '2024-01-01T10:00:00+02'::timestamptz) as t`,
   `select '2024-01-01T10:00:00+02'::timestamp with time zone as t`,
   u(`select timezone('Europe/Paris', now())`),
+  // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
+  o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
+  `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,
+  u(`select happened_at at time zone 'Europe/Paris' from events`),
+  u(`select 1 where 'a' is distinct from 'b'`),
   `drop table tz`,
 
   // ---- errors on both sides

@@ -447,6 +447,8 @@ export class Emitter {
 
   #expr(n: Node, scope: Source[]): Expr {
     if (!n || typeof n !== 'object') throw unsupported('this expression');
+    const zone = atTimeZone(n);
+    if (zone) return this.#functionCore('timezone', { type: 'function', args: { type: 'expr_list', value: [zone.zone, zone.of] } }, scope);
     if (n.ast) return this.#subquery(n, scope);
     switch (n.type) {
       case 'column_ref':
@@ -685,6 +687,8 @@ export class Emitter {
       const not = op === 'IS NOT' ? ' NOT' : '';
       if (right.type === 'null') return { sql: `(${l.sql} IS${not} NULL)`, type: 'bool', name: '?column?' };
       if (right.type === 'bool') return { sql: `(${l.sql} IS${not} ${right.value ? '1' : '0'})`, type: 'bool', name: '?column?' };
+      // note: node-sql-parser reads `IS DISTINCT FROM x` as a text that no longer says whether x was a literal or a name.
+      if (right.type === 'default' && /^distinct\s+from/i.test(String(right.value))) throw unsupported('IS DISTINCT FROM (write a <> b OR (a IS NULL) <> (b IS NULL))');
       throw unsupported(`IS${not} with this operand`);
     }
     if (op === 'IS DISTINCT FROM' || op === 'IS NOT DISTINCT FROM') {
@@ -1209,6 +1213,27 @@ export class Emitter {
 export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
   const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
   return `\0K${args.join(', ')}\0`;
+}
+
+/**
+ * `x AT TIME ZONE z`, which is `timezone(z, x)`. node-sql-parser keeps the clause on the
+ * operand (a `suffix` of a call, `options` of a column), where it would otherwise be
+ * dropped: any other suffix or option is refused rather than ignored.
+ */
+function atTimeZone(n: Node): { zone: Node; of: Node } | null {
+  const suffix = n.suffix as Node | null | undefined;
+  if (suffix) {
+    if (String(suffix.prefix ?? '').toLowerCase().replace(/\s+/g, ' ') !== 'at time zone') throw unsupported(`${String(suffix.prefix ?? 'this suffix')} after an expression`);
+    const { prefix: _p, ...zone } = suffix;
+    return { zone: zone as Node, of: { ...n, suffix: null } };
+  }
+  const options = n.options as { value?: Node[] } | null | undefined;
+  if (options && n.type === 'column_ref') {
+    const [kw, zone, ...rest] = options.value ?? [];
+    if (String(kw?.value ?? '').toLowerCase().replace(/\s+/g, ' ') !== 'at time zone' || !zone || rest.length) throw unsupported('this column option');
+    return { zone, of: { ...n, options: null } };
+  }
+  return null;
 }
 
 export function columnName(n: Node): string {
