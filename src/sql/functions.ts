@@ -375,6 +375,12 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     const h = s.replaceAll('-', '');
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   });
+  // note: numeric(p, s): a rounded value needs fewer than 10^(p - s) in magnitude (Postgres' "numeric field overflow").
+  db.function('pe_numeric_fits', det, (v: unknown, intDigits: unknown) => {
+    if (v === null) return null;
+    if (Math.abs(Number(v)) >= 10 ** Number(intDigits)) throw new Error('pe_invalid_input: numeric field overflow');
+    return v;
+  });
   db.function('pe_error', { deterministic: false }, (msg: unknown) => {
     throw new Error(`pe_invalid_input: ${String(msg)}`);
   });

@@ -398,6 +398,12 @@ const raw: Array<string | Entry> = [
   `select timezone('utc', '2024-01-01T10:00:00+02'::timestamptz) as t`,
   `select '2024-01-01T10:00:00+02'::timestamp with time zone as t`,
   u(`select timezone('Europe/Paris', now())`),
+  // type modifiers of a cast: varchar(n) truncates, char(n) pads and truncates, numeric(p, s) rounds and overflows
+  `select 'abcdef'::varchar(3) as v, cast('abcdef' as varchar(2)) as w, 'x'::char(3) as c, 'abcd'::char(2) as d, 'q'::char as e, null::varchar(2) as n`,
+  `select 2.345::numeric(5,2) as a, 1.5::numeric(10,0) as b, (-2.5)::numeric(3,0) as c, 99.94::numeric(3,1) as d`,
+  `select 123.4::numeric(3,1) as overflow`,
+  `select 99.96::numeric(3,1) as overflow_after_rounding`,
+  o(`select title::varchar(5) as short from books order by id`),
   // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
   o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
   `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,

@@ -649,7 +649,29 @@ export class Emitter {
     const to = pgTypeOf(typeName);
     if (!to) throw unsupported(`type ${typeName.toLowerCase()}`);
     const e = this.expr(n.expr as Node, scope);
-    return this.castTo(e, to);
+    return this.#typmod(this.castTo(e, to), target);
+  }
+
+  /**
+   * What a cast's type modifier does in Postgres, which SQLite's types do not: `varchar(n)`
+   * truncates to n characters, `char(n)` (n = 1 without one) truncates and pads with blanks,
+   * `numeric(p, s)` rounds to s places and fails past p digits ("numeric field overflow").
+   */
+  #typmod(e: Expr, target: Node): Expr {
+    const dt = String(target.dataType ?? '').toUpperCase().replace(/\s+/g, ' ');
+    const len = typeof target.length === 'number' ? target.length : null;
+    if (e.sql === 'NULL') return e;
+    if ((dt === 'VARCHAR' || dt === 'CHARACTER VARYING') && len !== null) return { ...e, sql: `substr(${e.sql}, 1, ${len})` };
+    if (dt === 'CHAR' || dt === 'CHARACTER') {
+      const n = len ?? 1;
+      return { ...e, sql: `(CASE WHEN ${e.sql} IS NULL THEN NULL ELSE printf('%-!${n}.${n}s', ${e.sql}) END)` };
+    }
+    if ((dt === 'NUMERIC' || dt === 'DECIMAL') && len !== null) {
+      const scale = typeof target.scale === 'number' ? target.scale : 0;
+      const rounded = `round(${e.sql}, ${scale})`;
+      return { ...e, sql: this.#fn('pe_numeric_fits', rounded, String(len - scale)) };
+    }
+    return e;
   }
 
   #interval(n: Node): Expr {
