@@ -404,6 +404,12 @@ const raw: Array<string | Entry> = [
   `select 123.4::numeric(3,1) as overflow`,
   `select 99.96::numeric(3,1) as overflow_after_rounding`,
   o(`select title::varchar(5) as short from books order by id`),
+  // text[] subscripts (1-based, NULL out of range), the "C" collation; NATURAL JOIN refused (the parser reads it as CROSS JOIN)
+  o(`select title, tags[1] as first, tags[2] as second, tags[9] as none, tags[0] as zero from books order by id`),
+  o(`select name from authors order by name collate "C"`),
+  u(`select name from authors order by name collate "en_US"`),
+  u(`select count(*) from authors natural join books`),
+  u(`select count(*) from authors natural left join books`),
   // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
   o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
   `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,

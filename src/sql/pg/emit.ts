@@ -449,6 +449,13 @@ export class Emitter {
     if (!n || typeof n !== 'object') throw unsupported('this expression');
     const zone = atTimeZone(n);
     if (zone) return this.#functionCore('timezone', { type: 'function', args: { type: 'expr_list', value: [zone.zone, zone.of] } }, scope);
+    if (n.collate) {
+      // note: SQLite compares text byte by byte, which is Postgres' "C" collation: any other would order differently.
+      const c = (n.collate as { collate?: { name?: { value?: unknown } } }).collate?.name?.value;
+      if (typeof c !== 'string' || !['C', 'POSIX', 'default'].includes(c)) throw unsupported(`COLLATE ${String(c)} (text compares as in the "C" collation)`);
+      return this.#expr({ ...n, collate: null }, scope);
+    }
+    if (Array.isArray(n.array_index) && n.array_index.length) return this.#subscript(n, scope);
     if (n.ast) return this.#subquery(n, scope);
     switch (n.type) {
       case 'column_ref':
@@ -535,6 +542,16 @@ export class Emitter {
       if (c) return { source: s, type: c.type };
     }
     return null;
+  }
+
+  /** `arr[i]` of a `text[]` (1-based; NULL out of range, as in Postgres). Slices and other subscripts are refused. */
+  #subscript(n: Node, scope: Source[]): Expr {
+    const idx = n.array_index as Array<{ brackets?: boolean; index?: Node }>;
+    if (idx.length !== 1 || !idx[0]!.brackets || !idx[0]!.index) throw unsupported('this subscript');
+    const base = this.expr({ ...n, array_index: null }, scope);
+    if (base.type !== 'text[]') throw unsupported(`subscripts of a ${String(base.type)} value (arrays here are text[])`);
+    const i = this.coerce(this.expr(idx[0]!.index, scope), 'int8');
+    return { sql: `(CASE WHEN ${i.sql} >= 1 THEN json_extract(${base.sql}, '$[' || (${i.sql} - 1) || ']') END)`, type: 'text', name: base.name };
   }
 
   #column(n: Node, scope: Source[]): Expr {

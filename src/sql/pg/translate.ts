@@ -105,10 +105,22 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
   return t;
 }
 
+/** NATURAL JOIN, which node-sql-parser reads exactly as a CROSS JOIN (the same tree): refused before parsing. */
+const NATURAL_JOIN = /\bnatural\s+(?:(?:left|right|full)\s+(?:outer\s+)?|inner\s+)?join\b/i;
+
+function refuseUnreadable(sql: string): void {
+  if (!/natural/i.test(sql)) return;
+  mapCode(sql, (code) => {
+    if (NATURAL_JOIN.test(code)) throw unsupported('NATURAL JOIN (write JOIN … USING (columns))');
+    return code;
+  });
+}
+
 function checkSql(sql: string): void {
   if (typeof sql !== 'string' || sql.trim() === '') throw new EdgeError('invalid_field', 'sql: must be a non-empty string', { details: { field: 'sql' } });
   if (sql.length > MAX_SQL) throw new EdgeError('payload_too_large', `sql is longer than ${MAX_SQL} characters`);
   if (sql.includes('\0')) throw new EdgeError('invalid_field', 'sql: must not contain NUL characters', { details: { field: 'sql' } });
+  refuseUnreadable(sql);
 }
 
 /** SQLite's own statements: never run for any caller (they reach files, settings or extensions). */
