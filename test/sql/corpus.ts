@@ -410,6 +410,7 @@ const raw: Array<string | Entry> = [
   u(`select name from authors order by name collate "en_US"`),
   u(`select count(*) from authors natural join books`),
   u(`select count(*) from authors natural left join books`),
+  u(`select count(*) from books tablesample system (50)`),
   // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
   o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
   `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,

@@ -402,6 +402,8 @@ export class Emitter {
   }
 
   #fromItem(it: Node, outer: Source[]): { text: string; source: Source } {
+    // note: SQLite has no sampling: reading the whole table would be a silently different result.
+    if (it.tablesample) throw unsupported('TABLESAMPLE');
     const asName = typeof it.as === 'string' ? it.as.toLowerCase() : null;
     if (it.expr && (it.expr as Node).ast) {
       if (!asName) throw unsupported('a subquery in FROM without an alias');
