@@ -411,6 +411,8 @@ const raw: Array<string | Entry> = [
   u(`select count(*) from authors natural join books`),
   u(`select count(*) from authors natural left join books`),
   u(`select count(*) from books tablesample system (50)`),
+  u(`select title from books where title like 'C!%' escape '!'`),
+  u(`select percentile_cont(0.5) within group (order by pages) from books`),
   // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
   o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
   `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,

@@ -449,6 +449,7 @@ export class Emitter {
 
   #expr(n: Node, scope: Source[]): Expr {
     if (!n || typeof n !== 'object') throw unsupported('this expression');
+    checkKeys(n);
     const zone = atTimeZone(n);
     if (zone) return this.#functionCore('timezone', { type: 'function', args: { type: 'expr_list', value: [zone.zone, zone.of] } }, scope);
     if (n.collate) {
@@ -1254,6 +1255,48 @@ export class Emitter {
 export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
   const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
   return `\0K${args.join(', ')}\0`;
+}
+
+/**
+ * The properties the emitter reads, per expression node type. node-sql-parser keeps some
+ * syntax as extra properties of a node (AT TIME ZONE, COLLATE, subscripts, a cast's type
+ * modifier): one the emitter did not read would be a silently different result, so a
+ * node with any other property set is refused, naming it.
+ */
+const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries(
+  Object.entries({
+    column_ref: 'table,column,collate,array_index,options,schema,db',
+    number: 'value',
+    bigint: 'value',
+    single_quote_string: 'value',
+    double_quote_string: 'value',
+    bool: 'value',
+    null: 'value',
+    default: 'value',
+    var: 'name,prefix,members,quoted',
+    function: 'name,args,over,suffix,separator',
+    aggr_func: 'name,args,over,filter',
+    window_func: 'name,args,over',
+    binary_expr: 'operator,left,right',
+    unary_expr: 'operator,expr',
+    cast: 'keyword,symbol,target,tail,expr',
+    case: 'expr,args',
+    interval: 'expr,unit',
+    extract: 'args',
+    array: 'brackets,expr_list,keyword',
+    expr_list: 'value,separator',
+  }).map(([type, keys]) => [type, new Set(['type', 'parentheses', ...keys.split(',')])]),
+);
+
+function checkKeys(n: Node): void {
+  const allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined;
+  if (!allowed) return;
+  for (const k in n) {
+    if (allowed.has(k)) continue;
+    const v = n[k];
+    if (v === null || v === undefined || v === false || (Array.isArray(v) && v.length === 0)) continue;
+    throw unsupported(`${k.replaceAll('_', ' ')} on ${String(n.type).replaceAll('_', ' ')} (syntax the translator does not read)`);
+  }
 }
 
 /**
