@@ -111,6 +111,7 @@ export class Emitter {
   select(n: Node, outer: Source[] = []): { sql: string; columns: ColumnType[] | null } {
     this.#count();
     if (n.type !== 'select') throw unsupported(`${String(n.type)} statement here`);
+    checkKeys(n, SELECT_KEYS, 'SELECT');
     if (n.into && (n.into as Node).position) throw unsupported('SELECT INTO');
     if (n.locking_read) throw unsupported('FOR UPDATE / FOR SHARE');
     let prefix = '';
@@ -402,6 +403,7 @@ export class Emitter {
   }
 
   #fromItem(it: Node, outer: Source[]): { text: string; source: Source } {
+    checkKeys(it, FROM_KEYS, 'a FROM item');
     // note: SQLite has no sampling: reading the whole table would be a silently different result.
     if (it.tablesample) throw unsupported('TABLESAMPLE');
     const asName = typeof it.as === 'string' ? it.as.toLowerCase() : null;
@@ -1288,14 +1290,19 @@ const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries(
   }).map(([type, keys]) => [type, new Set(['type', 'parentheses', ...keys.split(',')])]),
 );
 
-function checkKeys(n: Node): void {
-  const allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined;
+/** The same for a SELECT and for an item of its FROM list. */
+const SELECT_KEYS = new Set('type,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
+const FROM_KEYS = new Set('db,table,as,join,on,using,expr,type,parentheses,tablesample'.split(','));
+
+function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
   if (!allowed) return;
   for (const k in n) {
     if (allowed.has(k)) continue;
     const v = n[k];
     if (v === null || v === undefined || v === false || (Array.isArray(v) && v.length === 0)) continue;
-    throw unsupported(`${k.replaceAll('_', ' ')} on ${String(n.type).replaceAll('_', ' ')} (syntax the translator does not read)`);
+    // note: an object of nulls (the parser's way to say "absent" for some clauses) is absent too.
+    if (typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => x === null || x === undefined)) continue;
+    throw unsupported(`${k.replaceAll('_', ' ')} on ${what.replaceAll('_', ' ')} (syntax the translator does not read)`);
   }
 }
 
