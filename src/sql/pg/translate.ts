@@ -135,25 +135,38 @@ export function splitStatements(sql: string): string[] {
   const out: string[] = [];
   let from = 0;
   for (let i = 0; i < sql.length; ) {
-    const c = sql[i]!;
-    if (c === '-' && sql[i + 1] === '-') {
-      const nl = sql.indexOf('\n', i);
-      i = nl === -1 ? sql.length : nl + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      i = end === -1 ? sql.length : end + 2;
-    } else if (c === "'" || c === '"') {
-      // note: a doubled quote inside is an escaped quote: the scan goes on past it.
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
-      i = j + 1;
-    } else if (c === ';') {
+    const end = skipNonCode(sql, i);
+    if (end !== -1) i = end;
+    else if (sql[i] === ';') {
       out.push(sql.slice(from, i));
       from = ++i;
     } else i++;
   }
   out.push(sql.slice(from));
   return out.map(stripComments).filter((x) => x !== '');
+}
+
+/**
+ * Where a comment (line or block), a string literal or a quoted name starting at `i` ends
+ * (a doubled quote inside is an escaped quote); -1 when `i` starts none. The one scanner
+ * for everything here that reads SQL text around the parser.
+ */
+function skipNonCode(sql: string, i: number): number {
+  const c = sql[i];
+  if (c === '-' && sql[i + 1] === '-') {
+    const nl = sql.indexOf('\n', i);
+    return nl === -1 ? sql.length : nl + 1;
+  }
+  if (c === '/' && sql[i + 1] === '*') {
+    const end = sql.indexOf('*/', i + 2);
+    return end === -1 ? sql.length : end + 2;
+  }
+  if (c === "'" || c === '"') {
+    let j = i + 1;
+    while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
+    return Math.min(j + 1, sql.length);
+  }
+  return -1;
 }
 
 /** A statement's text without its leading/trailing comments and blanks. */
@@ -244,16 +257,14 @@ class ClauseReader {
     public i: number,
   ) {}
 
+  /** Past blanks and comments (not literals: they are tokens here). */
   #skip(): void {
     for (;;) {
       while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
-      if (this.s.startsWith('--', this.i)) {
-        const nl = this.s.indexOf('\n', this.i);
-        this.i = nl === -1 ? this.s.length : nl + 1;
-      } else if (this.s.startsWith('/*', this.i)) {
-        const end = this.s.indexOf('*/', this.i + 2);
-        this.i = end === -1 ? this.s.length : end + 2;
-      } else return;
+      const c = this.s[this.i];
+      const end = c === '-' || c === '/' ? skipNonCode(this.s, this.i) : -1;
+      if (end === -1) return;
+      this.i = end;
     }
   }
 
@@ -317,17 +328,9 @@ class ClauseReader {
     let depth = 0;
     for (let j = this.i; j < this.s.length; ) {
       const c = this.s[j]!;
-      if (c === "'" || c === '"') {
-        let k = j + 1;
-        while (k < this.s.length && !(this.s[k] === c && this.s[k + 1] !== c)) k += this.s[k] === c ? 2 : 1;
-        j = k + 1;
-      } else if (c === '-' && this.s[j + 1] === '-') {
-        const nl = this.s.indexOf('\n', j);
-        j = nl === -1 ? this.s.length : nl + 1;
-      } else if (c === '/' && this.s[j + 1] === '*') {
-        const end = this.s.indexOf('*/', j + 2);
-        j = end === -1 ? this.s.length : end + 2;
-      } else {
+      const end = c === "'" || c === '"' || c === '-' || c === '/' ? skipNonCode(this.s, j) : -1;
+      if (end !== -1) j = end;
+      else {
         if (c === '(') depth++;
         else if (c === ')' && --depth === 0) {
           const inner = this.s.slice(this.i + 1, j);
@@ -417,19 +420,7 @@ function mapCode(sql: string, fn: (code: string) => string): string {
     from = to;
   };
   for (let i = 0; i < sql.length; ) {
-    const c = sql[i]!;
-    let end = -1;
-    if (c === '-' && sql[i + 1] === '-') {
-      const nl = sql.indexOf('\n', i);
-      end = nl === -1 ? sql.length : nl + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const e = sql.indexOf('*/', i + 2);
-      end = e === -1 ? sql.length : e + 2;
-    } else if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
-      end = Math.min(j + 1, sql.length);
-    }
+    const end = skipNonCode(sql, i);
     if (end === -1) {
       i++;
       continue;
