@@ -1290,11 +1290,11 @@ const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries(
   }).map(([type, keys]) => [type, new Set(['type', 'parentheses', ...keys.split(',')])]),
 );
 
-/** The same for a SELECT and for an item of its FROM list. */
+/** The same for a SELECT and for an item of its FROM list (statements.ts does it for INSERT, UPDATE and DELETE). */
 const SELECT_KEYS = new Set('type,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
 const FROM_KEYS = new Set('db,table,as,join,on,using,expr,type,parentheses,tablesample'.split(','));
 
-function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
+export function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
   if (!allowed) return;
   for (const k in n) {
     if (allowed.has(k)) continue;

@@ -1,6 +1,6 @@
 import { EdgeError } from '../../edge/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { checkKeys, columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import { DECLTYPE, pgTypeOf, toCatalogType, typeNameOf, type ColumnType, type PgType } from './types.js';
 
 /** One SQLite statement of a translated Postgres statement. */
@@ -196,7 +196,15 @@ function typeOf(columns: ColumnType[] | null, name: string): PgType | null {
   return columns?.find((c) => c.name === name)?.type ?? null;
 }
 
+/** The clauses the emitter reads per data-changing statement; any other is refused by name (see emit.ts NODE_KEYS). */
+const DML_KEYS = {
+  insert: new Set('type,table,columns,values,conflict,returning,prefix,parentheses'.split(',')),
+  update: new Set('type,table,set,from,where,returning,parentheses'.split(',')),
+  delete: new Set('type,table,from,where,returning,parentheses'.split(',')),
+};
+
 function insert(n: Node, em: Emitter): Statement {
+  checkKeys(n, DML_KEYS.insert, 'INSERT');
   const t = oneTable(n, em);
   const ref = em.tableRef(t.phys);
   let cols: string[];
@@ -262,6 +270,7 @@ function setList(set: Node[], em: Emitter, columns: ColumnType[] | null, scope: 
 }
 
 function update(n: Node, em: Emitter): Statement {
+  checkKeys(n, DML_KEYS.update, 'UPDATE');
   const t = oneTable(n, em);
   const ref = em.tableRef(t.phys);
   const scope: { alias: string; columns: ColumnType[] | null }[] = [{ alias: t.alias, columns: t.columns }];
@@ -291,6 +300,7 @@ function update(n: Node, em: Emitter): Statement {
 }
 
 function del(n: Node, em: Emitter): Statement {
+  checkKeys(n, DML_KEYS.delete, 'DELETE');
   const list = (n.from as Node[] | undefined) ?? [];
   if (list.length !== 1 || list[0]!.join) throw unsupported('DELETE … USING');
   const t = list[0]!;
