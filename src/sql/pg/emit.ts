@@ -747,7 +747,7 @@ export class Emitter {
       return { sql: op.startsWith('NOT') ? `(NOT ${like})` : like, type: 'bool', name: '?column?' };
     }
     if (COMPARE.has(op) && right.type === 'function') {
-      const q = ((right.name as { name?: Array<{ value?: string }> } | undefined)?.name ?? []).map((p) => p.value ?? '').join('.').toLowerCase();
+      const q = callName(right).name;
       if (q === 'any' || q === 'some' || q === 'all') return this.#quantified(op === '!=' ? '<>' : op, left, right, q === 'all', scope);
     }
     if (COMPARE.has(op)) {
@@ -912,11 +912,9 @@ export class Emitter {
   }
 
   #function(n: Node, scope: Source[]): Expr {
-    const parts = (n.name as { name?: Array<{ value?: string }> } | undefined)?.name ?? [];
-    const schema = (n.name as { schema?: { value?: string } } | undefined)?.schema?.value;
-    if (schema?.toLowerCase() === 'auth') return this.#auth(parts.map((p) => p.value ?? '').join('.').toLowerCase(), n);
-    if (schema && schema.toLowerCase() !== 'pg_catalog') throw unsupported(`function ${schema}.${parts.map((p) => p.value).join('.')}`);
-    const name = parts.map((p) => p.value ?? '').join('.').toLowerCase();
+    const { schema, name, written } = callName(n);
+    if (schema === 'auth') return this.#auth(name, n);
+    if (schema && schema !== 'pg_catalog') throw unsupported(`function ${written}`);
     if (AGGREGATES.has(name)) {
       const args = this.#args(n);
       if (args.length !== 1) throw new EdgeError('invalid_request', `${name}() takes one argument`);
@@ -1257,6 +1255,14 @@ export class Emitter {
 export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
   const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
   return `\0K${args.join(', ')}\0`;
+}
+
+/** A function call's schema (lower case, null when unqualified), name (lower case) and name as written. */
+export function callName(n: Node): { schema: string | null; name: string; written: string } {
+  const q = n.name as { name?: Array<{ value?: string }>; schema?: { value?: string } } | undefined;
+  const parts = (q?.name ?? []).map((p) => p.value ?? '');
+  const schema = typeof q?.schema?.value === 'string' ? q.schema.value : null;
+  return { schema: schema?.toLowerCase() ?? null, name: parts.join('.').toLowerCase(), written: [schema, ...parts].filter((x) => x !== null).join('.') };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { EdgeError } from '../../edge/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { checkKeys, columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { callName, checkKeys, columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import { DECLTYPE, pgTypeOf, toCatalogType, typeNameOf, type ColumnType, type PgType } from './types.js';
 
 /** One SQLite statement of a translated Postgres statement. */
@@ -685,14 +685,14 @@ function drop(n: Node, em: Emitter): Statement {
 
 const LEAF = new Set(['var', 'number', 'single_quote_string', 'bool']);
 
-/** See Statement.pointLookup: decided on the AST, before any plan is looked at. */
 /** `auth.uid()` or `auth.role()`: a value bound per call, like a parameter. */
 function isAuthCall(x: Node): boolean {
-  const name = x.name as { name?: Array<{ value?: string }>; schema?: { value?: string } } | undefined;
-  const fn = name?.name?.map((p) => p.value).join('.').toLowerCase();
-  return x.type === 'function' && name?.schema?.value?.toLowerCase() === 'auth' && (fn === 'uid' || fn === 'role');
+  if (x.type !== 'function') return false;
+  const { schema, name } = callName(x);
+  return schema === 'auth' && (name === 'uid' || name === 'role');
 }
 
+/** See Statement.pointLookup: decided on the AST, before any plan is looked at. */
 function isPointLookup(n: Node): boolean {
   if ((Array.isArray(n.with) && n.with.length) || n._next || n.having || n.window) return false;
   if ((n.distinct as Node | null | undefined)?.type) return false;
