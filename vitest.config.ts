@@ -10,6 +10,9 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'api-uws', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'uws' } } },
       { extends: true, test: { name: 'api-node', include: ['test/api/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'node' } } },
+      // The lasting fault and abuse battery (issue 11): each case a regression test, on both backends.
+      { extends: true, test: { name: 'abuse-uws', include: ['test/abuse/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'uws' } } },
+      { extends: true, test: { name: 'abuse-node', include: ['test/abuse/**/*.test.ts'], env: { PLATFORM_EDGE_HTTP: 'node' } } },
       { extends: true, test: { name: 'cli', include: ['test/cli/**/*.test.ts'] } },
       // The PGlite differential corpus of the SQL translator (docs/sql.md).
       { extends: true, test: { name: 'sql', include: ['test/sql/**/*.test.ts'] } },
