@@ -100,6 +100,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     lon: list(env.PLATFORM_EDGE_GEO_LON_HEADERS) ?? ['cf-iplongitude', 'x-vercel-ip-longitude'],
     country: list(env.PLATFORM_EDGE_GEO_COUNTRY_HEADERS) ?? ['cf-ipcountry', 'x-vercel-ip-country'],
   };
+  const durabilityEnv = env.PLATFORM_EDGE_DURABILITY;
+  if (durabilityEnv !== undefined && durabilityEnv !== '' && durabilityEnv !== 'normal' && durabilityEnv !== 'full') {
+    throw new Error(`PLATFORM_EDGE_DURABILITY must be normal or full, got "${durabilityEnv}"`);
+  }
+  const publicUrlEnv = env.PLATFORM_EDGE_PUBLIC_URL;
   const httpEnv = env.PLATFORM_EDGE_HTTP;
   if (httpEnv !== undefined && httpEnv !== '' && !['auto', 'uws', 'node'].includes(httpEnv)) {
     throw new Error(`PLATFORM_EDGE_HTTP must be auto, uws or node, got "${httpEnv}"`);
@@ -108,8 +113,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     host: env.PLATFORM_EDGE_HOST ?? '127.0.0.1',
     port: int(env.PLATFORM_EDGE_PORT, 'PLATFORM_EDGE_PORT') ?? 8787,
     dataDir: env.PLATFORM_EDGE_DATA ?? './.platform-edge',
-    publicUrl: env.PLATFORM_EDGE_PUBLIC_URL ?? null,
-    durability: (env.PLATFORM_EDGE_DURABILITY || 'normal') as 'normal' | 'full',
+    publicUrl: publicUrlEnv === undefined || publicUrlEnv === '' ? null : publicUrl(publicUrlEnv, 'PLATFORM_EDGE_PUBLIC_URL'),
+    durability: (durabilityEnv || 'normal') as 'normal' | 'full',
     ephemeral: false,
     http: (httpEnv || 'auto') as HttpBackend,
     maxJsonBody: int(env.PLATFORM_EDGE_MAX_JSON_BODY, 'PLATFORM_EDGE_MAX_JSON_BODY') ?? 1024 * 1024,
@@ -147,9 +152,30 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
-    throw new Error(`--durability must be normal or full, got "${String(merged.durability)}"`);
+    throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
   }
-  return Object.freeze({ ...merged, dataDir: resolve(merged.dataDir), geoHeaders: Object.freeze(geo) });
+  return Object.freeze({
+    ...merged,
+    publicUrl: merged.publicUrl === null ? null : publicUrl(merged.publicUrl, 'the public URL'),
+    dataDir: resolve(merged.dataDir),
+    geoHeaders: Object.freeze(geo),
+  });
+}
+
+/**
+ * Checks a public URL (`--public-url`, `PLATFORM_EDGE_PUBLIC_URL`): an absolute http(s) URL,
+ * returned without surrounding white space or a trailing slash. The error names `name`.
+ */
+export function publicUrl(v: string, name: string): string {
+  const s = v.trim();
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    throw new Error(`${name} must be an absolute http(s) URL, got "${v}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${v}"`);
+  return s.replace(/\/+$/, '');
 }
 
 function rateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimitConfig {

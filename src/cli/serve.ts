@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, publicUrl as checkPublicUrl, type Config } from '../config.js';
 import { createServer, type EdgeServer } from '../server.js';
 import { UsageError, noExtra, parse, portFlag, str, type Io } from './args.js';
 
@@ -107,17 +107,14 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** Validates --public-url (an http(s) URL, shown without a trailing slash). */
+/** Validates --public-url as config.ts does PLATFORM_EDGE_PUBLIC_URL; a bad value is a usage error. */
 function publicUrlFlag(v: string | undefined): string | null {
   if (v === undefined) return null;
-  let u: URL;
   try {
-    u = new URL(v);
-  } catch {
-    throw new UsageError(`--public-url must be an absolute http(s) URL, got "${v}"`);
+    return checkPublicUrl(v, '--public-url');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--public-url must be an http(s) URL, got "${v}"`);
-  return v.replace(/\/+$/, '');
 }
 
 /**

@@ -272,4 +272,33 @@ describe('serve on a persistent --data-dir', () => {
       expect((await s.stop()).code).toBe(0);
     }
   });
+
+  it('PLATFORM_EDGE_PUBLIC_URL is checked and trimmed like --public-url; the flag wins over it', async () => {
+    const [fromEnv, flagWins] = await Promise.all([
+      startServe(['--ephemeral'], { env: { PLATFORM_EDGE_PUBLIC_URL: '  https://env.example.com/ ' } }),
+      startServe(['--ephemeral', '--public-url', 'https://flag.example.com'], { env: { PLATFORM_EDGE_PUBLIC_URL: 'https://env.example.com' } }),
+    ]);
+    try {
+      expect(fromEnv.info.url).toBe('https://env.example.com');
+      expect(flagWins.info.url).toBe('https://flag.example.com');
+    } finally {
+      expect((await fromEnv.stop()).code).toBe(0);
+      expect((await flagWins.stop()).code).toBe(0);
+    }
+  });
+
+  it('PLATFORM_EDGE_DURABILITY=full and =normal start the server, which then serves', async () => {
+    const servers = await Promise.all([
+      startServe(['--ephemeral'], { env: { PLATFORM_EDGE_DURABILITY: 'full' } }),
+      startServe(['--ephemeral'], { env: { PLATFORM_EDGE_DURABILITY: 'normal' } }),
+    ]);
+    try {
+      for (const s of servers) {
+        const res = await s.req('/health');
+        expect(res.status).toBe(200);
+      }
+    } finally {
+      for (const s of servers) expect((await s.stop()).code).toBe(0);
+    }
+  });
 });

@@ -96,13 +96,35 @@ describe.concurrent('platform-edge CLI usage', () => {
     expect(r.stderr).toMatch(/^Usage: platform-edge /);
   });
 
-  it('a bad environment setting is an error (exit 1) with a message and no stack trace', async () => {
-    const tmp = tempDir();
-    const r = await runCli(['serve', '--ephemeral', '--port', '0'], { env: { PLATFORM_EDGE_HTTP: 'carrier-pigeon', TMPDIR: tmp } });
+  it('a bad environment setting is an error (exit 1) with a message naming the variable and no stack trace', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PLATFORM_EDGE_HTTP: 'carrier-pigeon' }, 'platform-edge serve: PLATFORM_EDGE_HTTP must be auto, uws or node, got "carrier-pigeon"\n'],
+      [{ PLATFORM_EDGE_DURABILITY: 'fast' }, 'platform-edge serve: PLATFORM_EDGE_DURABILITY must be normal or full, got "fast"\n'],
+      [{ PLATFORM_EDGE_PUBLIC_URL: 'not a url' }, 'platform-edge serve: PLATFORM_EDGE_PUBLIC_URL must be an absolute http(s) URL, got "not a url"\n'],
+      [{ PLATFORM_EDGE_PUBLIC_URL: 'ftp://files.example.com' }, 'platform-edge serve: PLATFORM_EDGE_PUBLIC_URL must be an http(s) URL, got "ftp://files.example.com"\n'],
+    ];
+    const runs = await Promise.all(
+      cases.map(async ([env]) => {
+        const tmp = tempDir();
+        return { tmp, r: await runCli(['serve', '--ephemeral', '--port', '0'], { env: { ...env, TMPDIR: tmp } }) };
+      }),
+    );
+    runs.forEach(({ tmp, r }, i) => {
+      const what = JSON.stringify(cases[i]![0]);
+      expect(r.code, what).toBe(1);
+      expect(readdirSync(tmp), what).toEqual([]);
+      expect(r.stdout, what).toBe('');
+      expect(r.stderr, what).toBe(cases[i]![1]);
+      expect(r.stderr, what).not.toMatch(STACK);
+    });
+  });
+
+  it('a bad environment setting stops the other commands too (exit 1), before the data folder is touched', async () => {
+    const dir = tempDir();
+    const r = await runCli(['project', 'list', '--data-dir', dir], { env: { PLATFORM_EDGE_DURABILITY: 'fast' } });
     expect(r.code).toBe(1);
-    expect(readdirSync(tmp)).toEqual([]);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('PLATFORM_EDGE_HTTP');
-    expect(r.stderr).not.toMatch(STACK);
+    expect(r.stderr).toBe('platform-edge project: PLATFORM_EDGE_DURABILITY must be normal or full, got "fast"\n');
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
