@@ -158,20 +158,32 @@ describe('change events of foreign-key actions', () => {
     expect(changesOf('profiles').filter((c) => c.op === 'delete').map((c) => c.row_id)).toContain(user);
   });
 
-  it('a raw-SQL delete logs the rows its foreign-key actions change, too', async () => {
+  it('a raw-SQL delete logs the rows its foreign-key actions change in tables it does not name (down the chain, and SET NULL)', async () => {
     const q = async (sql: string) => {
       const r = await call('POST', '/db/query', { sql }, s.keys.service);
       expect(r.status, r.text).toBe(200);
       return r.body;
     };
-    await q(`create table shelves (id uuid primary key default gen_random_uuid(), label text, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`);
-    await q(
-      `create table items (id uuid primary key default gen_random_uuid(), shelf uuid references shelves(id) on delete cascade, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
-    );
+    const stamps = 'created_at timestamptz not null default now(), updated_at timestamptz not null default now()';
+    await q(`create table shelves (id uuid primary key default gen_random_uuid(), label text, ${stamps})`);
+    await q(`create table items (id uuid primary key default gen_random_uuid(), shelf uuid references shelves(id) on delete cascade, ${stamps})`);
+    await q(`create table parts (id uuid primary key default gen_random_uuid(), item uuid references items(id) on delete cascade, ${stamps})`);
+    await q(`create table tags (id uuid primary key default gen_random_uuid(), shelf uuid references shelves(id) on delete set null, ${stamps})`);
     const shelf = (await q(`insert into shelves (label) values ('top') returning id`)).rows[0].id as string;
     const item = (await q(`insert into items (shelf) values ('${shelf}') returning id`)).rows[0].id as string;
-    await q(`delete from shelves where id = '${shelf}'`);
+    const part = (await q(`insert into parts (item) values ('${item}') returning id`)).rows[0].id as string;
+    const tag = (await q(`insert into tags (shelf) values ('${shelf}') returning id`)).rows[0].id as string;
+    const since = (await call('GET', '/live', undefined, s.keys.service)).body.seq as number;
+    // the script names only shelves
+    expect((await q(`delete from shelves where id = '${shelf}'`)).row_count).toBe(1);
+    expect(changesOf('shelves').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: shelf, data: null, old: { label: 'top' } }]);
     expect(changesOf('items').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: item, data: null, old: { shelf } }]);
+    expect(changesOf('parts').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: part, data: null, old: { item } }]);
+    expect(changesOf('tags').filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: tag, data: { shelf: null }, old: { shelf } }]);
+    // and the live log shows each of them as a change
+    const events = (await call('GET', `/live?since=${since}`, undefined, s.keys.service)).body.events as { kind: string; label?: string }[];
+    const labels = events.filter((e) => e.kind === 'change').map((e) => e.label).sort();
+    expect(labels).toEqual(['delete from items', 'delete from parts', 'delete from shelves', 'update tags']);
   });
 });
 
