@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EdgeError } from '../../src/edge/errors.js';
-import { bind, bindPlain, cachedTranslation, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
+import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
 
 const schema: SchemaLookup = (t) =>
@@ -114,30 +114,5 @@ describe('the Postgres → SQLite statement translator', () => {
   it('refuses ungrouped columns like Postgres, unless the primary key is grouped', () => {
     expect(codeOf('select title, count(*) from todos group by done')).toBe('invalid_request');
     expect(codeOf('select title, count(*) from todos group by id')).toBe('ok');
-  });
-});
-
-describe('the translation cache', () => {
-  it('keeps a translation per SQL text and cache key (project and schema version), the newest few keys per text', () => {
-    const sql = `select title from todos where id = $1 -- cache test ${Math.random()}`;
-    const first = translate(sql, schema, 'p1:1');
-    expect(translate(sql, schema, 'p1:1')).toBe(first);
-    expect(cachedTranslation(sql, 'p1:1')).toBe(first);
-    // another project or schema version is another entry, never the first's
-    expect(cachedTranslation(sql, 'p2:1')).toBeUndefined();
-    const other = translate(sql, schema, 'p2:1');
-    expect(other).not.toBe(first);
-    expect(cachedTranslation(sql, 'p1:1')).toBe(first);
-    for (const v of [2, 3, 4]) translate(sql, schema, `p1:${v}`);
-    // five keys for one text: the oldest (p1:1) is dropped, the rest stay
-    expect(cachedTranslation(sql, 'p1:1')).toBeUndefined();
-    expect(cachedTranslation(sql, 'p2:1')).toBe(other);
-    expect(cachedTranslation(sql, 'p1:4')).toBeDefined();
-  });
-
-  it('does not keep SQL longer than 16 KB', () => {
-    const sql = `select title from todos where title = '${'x'.repeat(17 * 1024)}'`;
-    translate(sql, schema, 'p1:1');
-    expect(cachedTranslation(sql, 'p1:1')).toBeUndefined();
   });
 });
