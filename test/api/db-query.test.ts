@@ -143,6 +143,47 @@ describe('POST /db/query (service role)', () => {
     expect((await errorOf(res)).code).toBe('payload_too_large');
   });
 
+  it('holds the limits docs/api.md states, at their boundaries: 256 KiB of SQL, 100 statements, 1000 params, 10,000 rows, timeout_ms 1…5000', async () => {
+    // SQL: 262,144 characters run, one more is 413
+    const sqlOf = (length: number): string => `select '${'x'.repeat(length - 14)}' as v`;
+    expect(sqlOf(256 * 1024)).toHaveLength(262_144);
+    const atSql = await ok(sqlOf(256 * 1024));
+    expect(atSql.rows).toEqual([{ v: 'x'.repeat(262_144 - 14) }]);
+    const overSql = await fails({ sql: sqlOf(256 * 1024 + 1) }, 413, 'payload_too_large');
+    expect(overSql.message).toBe('sql is longer than 262144 characters');
+    // statements: 100 run in one script, 101 are refused
+    const script = (n: number): string => Array.from({ length: n }, (_, i) => `select ${i} as n`).join('; ');
+    const hundred = (await ok(script(100))) as unknown as { results: { rows: { n: number }[] }[] };
+    expect(hundred.results).toHaveLength(100);
+    expect(hundred.results[99]!.rows).toEqual([{ n: 99 }]);
+    const overStatements = await fails({ sql: script(101) }, 400, 'unsupported_sql');
+    expect(overStatements.message).toContain('more than 100 statements in one request');
+    // params: 1000 bind, 1001 are refused; $1001 is not a parameter
+    const thousand = Array.from({ length: 1000 }, (_, i) => i);
+    const atParams = await ok(`select $1000::int as n`, thousand);
+    expect(atParams.rows).toEqual([{ n: 999 }]);
+    const overParams = await fails({ sql: 'select 1', params: [...thousand, 1000] }, 400, 'invalid_field');
+    expect(overParams.details).toEqual({ field: 'params' });
+    const overParam = await fails({ sql: 'select $1001::int as n', params: thousand }, 400, 'unsupported_sql');
+    expect(overParam.message).toContain('parameters other than $1…$1000');
+    // rows: a statement returns 10,000 rows; 10,001 is an error, never a truncated result
+    const count = (n: number): string => `with recursive c(n) as (select 1 union all select n + 1 from c where n < ${n}) select n from c`;
+    const atRows = await ok(count(10_000));
+    expect(atRows.row_count).toBe(10_000);
+    expect(atRows.rows[9_999]).toEqual({ n: 10_000 });
+    const overRows = await fails({ sql: count(10_001) }, 400, 'invalid_request');
+    expect(overRows.message).toBe('the statement returns more than 10000 rows; add a LIMIT');
+    // timeout_ms: 1 and 5000 are taken, 0 and 5001 are not
+    for (const timeout_ms of [1, 5000]) {
+      const res = await post({ sql: 'select 1 as n', timeout_ms });
+      expect(res.status, String(timeout_ms)).toBe(200);
+    }
+    for (const timeout_ms of [0, 5001, 1.5]) {
+      const e = await fails({ sql: 'select 1 as n', timeout_ms }, 400, 'invalid_field');
+      expect(e.details, String(timeout_ms)).toEqual({ field: 'timeout_ms' });
+    }
+  });
+
   it('ends a runaway recursive CTE with statement_timeout while other requests are served', async () => {
     let settled = false;
     // note: the longest limit, so the other requests surely finish first (a second worker starts for them).
