@@ -96,6 +96,30 @@ describe('register', () => {
     expect(body2.error.details?.field).toBe(field);
   });
 
+  it('takes user_metadata of up to 16 KiB (16,384 bytes of JSON, UTF-8) and a name of up to 200 characters; more is 400 invalid_field', async () => {
+    // {"s":"…"} is 8 bytes around the string
+    const meta = (s: string): Record<string, string> => ({ s });
+    expect(Buffer.byteLength(JSON.stringify(meta('x'.repeat(16_376))))).toBe(16_384);
+    expect(Buffer.byteLength(JSON.stringify(meta('é'.repeat(8_188))))).toBe(16_384);
+    for (const m of [meta('x'.repeat(16_376)), meta('é'.repeat(8_188))]) {
+      const res = await post('/auth/register', { email: uniqueEmail(), password: PASSWORD, user_metadata: m });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Session).user.user_metadata).toEqual(m);
+    }
+    // one byte more, in ASCII or as a two-byte character (16,197 characters of JSON, 16,386 bytes)
+    for (const m of [meta('x'.repeat(16_377)), meta('é'.repeat(8_189))]) {
+      const res = await post('/auth/register', { email: uniqueEmail(), password: PASSWORD, user_metadata: m });
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toEqual({ code: 'invalid_field', message: 'user_metadata: must be at most 16384 bytes', details: { field: 'user_metadata' } });
+    }
+    const named = await post('/auth/register', { email: uniqueEmail(), password: PASSWORD, name: 'n'.repeat(200) });
+    expect(named.status).toBe(200);
+    expect(((await named.json()) as Session).user.name).toBe('n'.repeat(200));
+    const tooLong = await post('/auth/register', { email: uniqueEmail(), password: PASSWORD, name: 'n'.repeat(201) });
+    expect(tooLong.status).toBe(400);
+    expect(await errorOf(tooLong)).toEqual({ code: 'invalid_field', message: 'name: must be at most 200 characters', details: { field: 'name' } });
+  });
+
   it('accepts a password of exactly 8 and 256 characters', async () => {
     expect((await post('/auth/register', { email: uniqueEmail(), password: '12345678' })).status).toBe(200);
     expect((await post('/auth/register', { email: uniqueEmail(), password: 'y'.repeat(256) })).status).toBe(200);

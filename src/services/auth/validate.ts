@@ -46,10 +46,10 @@ export function optionalName(v: unknown): string | null | undefined {
   return v;
 }
 
-/** A JSON object (not an array), at most 16 KiB serialized. */
+/** A JSON object (not an array), at most 16 KiB serialized (UTF-8 bytes). */
 export function metadata(v: unknown, field: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidField(field, 'must be a JSON object');
-  if (JSON.stringify(v).length > METADATA_MAX) throw invalidField(field, `must be at most ${METADATA_MAX} bytes`);
+  if (Buffer.byteLength(JSON.stringify(v)) > METADATA_MAX) throw invalidField(field, `must be at most ${METADATA_MAX} bytes`);
   return v as Record<string, unknown>;
 }
 
