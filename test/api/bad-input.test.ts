@@ -141,6 +141,18 @@ describe('hostile requests', () => {
     expect(safe.headers.get('x-request-id')).toBe('trace-123');
   });
 
+  it('X-Request-Id is echoed when it is 1-128 characters of [A-Za-z0-9._:-], else replaced by a generated id', async () => {
+    const idOf = async (id: string): Promise<string | null> => (await fetch(`${s.url}/health`, { headers: { 'x-request-id': id } })).headers.get('x-request-id');
+    const max = 'a.b_c:d-'.repeat(16);
+    expect(max).toHaveLength(128);
+    expect(await idOf(max)).toBe(max);
+    const generated = /^[A-Za-z0-9_-]{8}-[0-9a-z]+$/;
+    for (const bad of [`${max}x`, 'a/b', 'a b', 'é']) {
+      const got = await idOf(bad);
+      expect(got, bad).toMatch(generated);
+    }
+  });
+
   it.each(['/db/../secrets', '/health/..', '/live/./stream', '/%2e%2e/health', '/db/%2e%2e/secrets', '/db/x%2f..%2fsecrets'])(
     'path traversal %s is 400 invalid_request',
     async (path) => {
