@@ -102,6 +102,10 @@ describe.concurrent('platform-edge CLI usage', () => {
       [{ PLATFORM_EDGE_DURABILITY: 'fast' }, 'platform-edge serve: PLATFORM_EDGE_DURABILITY must be normal or full, got "fast"\n'],
       [{ PLATFORM_EDGE_PUBLIC_URL: 'not a url' }, 'platform-edge serve: PLATFORM_EDGE_PUBLIC_URL must be an absolute http(s) URL, got "not a url"\n'],
       [{ PLATFORM_EDGE_PUBLIC_URL: 'ftp://files.example.com' }, 'platform-edge serve: PLATFORM_EDGE_PUBLIC_URL must be an http(s) URL, got "ftp://files.example.com"\n'],
+      [{ PLATFORM_EDGE_TRUSTED_PROXIES: '127.0.0.1,proxy.local' }, 'platform-edge serve: PLATFORM_EDGE_TRUSTED_PROXIES: not an address or CIDR range: "proxy.local"\n'],
+      [{ PLATFORM_EDGE_MAX_JSON_BODY: '1MB' }, 'platform-edge serve: PLATFORM_EDGE_MAX_JSON_BODY must be a non-negative integer, got "1MB"\n'],
+      [{ PLATFORM_EDGE_CHANGE_LOG_KEEP: '0' }, 'platform-edge serve: PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got 0\n'],
+      [{ PLATFORM_EDGE_RATE_LIMIT: 'yes' }, 'platform-edge serve: PLATFORM_EDGE_RATE_LIMIT must be on or off, got "yes"\n'],
     ];
     const runs = await Promise.all(
       cases.map(async ([env]) => {
