@@ -93,10 +93,18 @@ describe('GET /auth/users', () => {
     expect(none.total).toBe(0);
   });
 
-  it('rejects a bad limit', async () => {
-    const res = await send('GET', '/auth/users?limit=0');
-    expect(res.status).toBe(400);
-    expect((await errorOf(res)).code).toBe('invalid_field');
+  it('takes limit 1-1000 (default 100) and rejects anything else with 400 invalid_field', async () => {
+    const limitOf = async (q: string): Promise<number> => {
+      const res = await send('GET', `/auth/users${q}`);
+      expect(res.status, q).toBe(200);
+      return ((await res.json()) as { limit: number }).limit;
+    };
+    expect([await limitOf(''), await limitOf('?limit=1'), await limitOf('?limit=1000')]).toEqual([100, 1, 1000]);
+    for (const bad of ['0', '1001', '-1', '2.5', 'ten']) {
+      const res = await send('GET', `/auth/users?limit=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(await errorOf(res), bad).toEqual({ code: 'invalid_field', message: 'limit: must be an integer from 1 to 1000', details: { field: 'limit' } });
+    }
   });
 });
 
