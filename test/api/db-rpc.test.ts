@@ -10,7 +10,7 @@ beforeAll(async () => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'items', type: 'relational', columns: [{ name: 'label', type: 'text' }, { name: 'qty', type: 'int8' }] }),
   });
-  expect(res.status).toBeLessThan(300);
+  expect(res.status).toBe(201);
 });
 afterAll(() => s.close());
 
@@ -19,6 +19,11 @@ const rpc = async (body: unknown, key: string | null = s.keys.service): Promise<
   const res = await s.req('/db/rpc', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Reply | Reply[]) : null };
+};
+const rest = async (method: string, path: string, key: string = s.keys.service): Promise<{ status: number; body: unknown }> => {
+  const res = await s.req(path, { method, key });
+  expect(res.status).toBe(200);
+  return { status: res.status, body: await res.json() };
 };
 const call = async (method: string, params?: unknown, key?: string) => {
   const r = await rpc({ jsonrpc: '2.0', id: 1, method, params }, key);
@@ -29,22 +34,26 @@ const call = async (method: string, params?: unknown, key?: string) => {
 describe('POST /db/rpc', () => {
   it('covers every method: insert, get, update, list, query, delete, tables, schema', async () => {
     const ins = await call('db.insert', { table: 'items', data: { label: 'apple', qty: 3 } });
-    const row = ins.result as { id: string; data: Record<string, unknown> };
-    expect(ins).toMatchObject({ jsonrpc: '2.0', id: 1, result: { data: { label: 'apple', qty: 3 } } });
-    expect((await call('db.get', { table: 'items', id: row.id })).result).toMatchObject({ id: row.id, data: { label: 'apple' } });
-    expect((await call('db.update', { table: 'items', id: row.id, data: { qty: 4 } })).result).toMatchObject({ data: { label: 'apple', qty: 4 } });
+    const row = ins.result as { id: string; data: Record<string, unknown>; created_at: string; updated_at: string };
+    expect(ins).toEqual({ jsonrpc: '2.0', id: 1, result: { id: row.id, data: { label: 'apple', qty: 3 }, created_at: row.created_at, updated_at: row.created_at } });
+    // the results are the REST bodies
+    expect((await call('db.get', { table: 'items', id: row.id })).result).toEqual((await rest('GET', `/db/tables/items/rows/${row.id}`)).body);
+    const upd = (await call('db.update', { table: 'items', id: row.id, data: { qty: 4 } })).result as typeof row;
+    expect(upd).toEqual({ id: row.id, data: { label: 'apple', qty: 4 }, created_at: row.created_at, updated_at: upd.updated_at });
     await call('db.insert', { table: 'items', data: { label: 'pear', qty: 1 } });
     const list = (await call('db.list', { table: 'items', filter: 'qty.gt.1', order: 'label.asc', count: 'exact' })).result as { rows: { data: { label: string } }[]; total: number };
     expect(list.rows.map((r) => r.data.label)).toEqual(['apple']);
     expect(list.total).toBe(1);
     const q = (await call('db.query', { sql: 'select label from items where qty >= $1 order by label', params: [1] })).result;
-    expect(q).toMatchObject({ command: 'SELECT', rows: [{ label: 'apple' }, { label: 'pear' }] });
+    expect(q).toEqual({ command: 'SELECT', columns: [{ name: 'label', type: 'text' }], rows: [{ label: 'apple' }, { label: 'pear' }], row_count: 2 });
     expect((await call('db.delete', { table: 'items', id: row.id })).result).toEqual({ deleted: true });
     const gone = await call('db.get', { table: 'items', id: row.id });
-    expect(gone.error).toMatchObject({ code: -32000, data: { code: 'not_found', status: 404 } });
+    expect(gone.error?.data).toEqual({ code: 'not_found', status: 404 });
+    expect(gone.error?.code).toBe(-32000);
     const tables = (await call('db.tables')).result as { tables: { name: string }[] };
-    expect(tables.tables.map((t) => t.name)).toContain('items');
-    expect((await call('db.schema')).result).toMatchObject({ tables: expect.any(Array) });
+    expect(tables.tables.map((t) => t.name).sort()).toEqual(['items', 'profiles']);
+    expect(tables).toEqual((await rest('GET', '/db/tables')).body);
+    expect((await call('db.schema')).result).toEqual((await rest('GET', '/db/schema')).body);
   });
 
   it('answers a batch in order, leaves notifications unanswered', async () => {
@@ -78,18 +87,23 @@ describe('POST /db/rpc', () => {
     expect(sql.error).toMatchObject({ code: -32000, data: { code: 'unsupported_sql' } });
   });
 
-  it('caps batches (10,000 calls are refused as one invalid request)', async () => {
-    const calls = Array.from({ length: 10_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'db.tables' }));
-    const r = await rpc(calls);
-    expect(r.status).toBe(200);
-    expect((r.body as Reply).error).toMatchObject({ code: -32600 });
+  it('caps batches at 100 calls: 100 are answered, 101 or 10,000 are refused as one invalid request', async () => {
+    const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'db.tables' }));
+    const hundred = await rpc(calls(100));
+    expect(hundred.status).toBe(200);
+    expect((hundred.body as Reply[]).map((x) => x.id)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    for (const n of [101, 10_000]) {
+      const r = await rpc(calls(n));
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request: a batch holds at most 100 calls' } });
+    }
   });
 
   it('applies the same scopes and RLS as REST', async () => {
     // The publishable key: read methods work; db.query only reads.
-    expect((await call('db.tables', undefined, s.keys.publishable)).result).toBeDefined();
+    expect((await call('db.tables', undefined, s.keys.publishable)).result).toEqual((await rest('GET', '/db/tables', s.keys.publishable)).body);
     const w = await call('db.query', { sql: "insert into items (id, label, created_at, updated_at) values ('x', 'y', 'z', 'z')" }, s.keys.publishable);
-    expect(w.error?.data).toMatchObject({ code: 'missing_scope', status: 401 });
+    expect(w.error?.data).toEqual({ code: 'missing_scope', status: 401, details: { scope: 'service_role' } });
     const rls = await s.req('/db/tables/items/rls', {
       method: 'PUT',
       key: s.keys.service,
