@@ -164,6 +164,7 @@ class Translator {
         // statement); here it is the same value as `auth.uid()`. Any other subquery stays refused.
         const inner = scalarAuthCall(n);
         if (inner) return this.authFn(inner, null);
+        if (n.ast !== undefined) throw unsupported('subqueries are not allowed');
         break;
       }
       case 'binary_expr': {
