@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ProjectRegistry } from '../../src/project/registry.js';
@@ -27,8 +28,19 @@ describe('ProjectRegistry', () => {
     expect(l1.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(l1.db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(l1.db.pragma('busy_timeout', { simple: true })).toBe(5000);
-    const v = l1.db.prepare('SELECT count(*) AS n FROM "_svc_meta.migrations"').get() as { n: number };
-    expect(v.n).toBeGreaterThan(0);
+    // every migration file of schema/project, in order, once
+    const applied = l1.db.prepare('SELECT version, name FROM "_svc_meta.migrations" ORDER BY version').all();
+    const files = readdirSync(fileURLToPath(new URL('../../schema/project', import.meta.url)))
+      .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+      .sort()
+      .map((f) => ({ version: Number(f.slice(0, 4)), name: f.slice(5, -4) }));
+    expect(files.slice(0, 4)).toEqual([
+      { version: 1, name: 'init' },
+      { version: 2, name: 'auth' },
+      { version: 3, name: 'db' },
+      { version: 4, name: 'change_log_rowid' },
+    ]);
+    expect(applied).toEqual(files);
     expect(l1.stmt('SELECT 1')).toBe(l1.stmt('SELECT 1'));
     l1.release();
     l2.release();
