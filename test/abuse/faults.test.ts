@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { createServer } from '../../src/server.js';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+import { openSse, type SseClient } from '../helpers/sse.js';
 
 // Issue 11: faults and bad input that answered 500 or the wrong thing (items 7, 8, 12, 13)
 // and the caps on list-filter compilation (item 3). Black-box: a real server over HTTP.
@@ -360,5 +361,69 @@ describe('item 13: RLS is checked before foreign keys, so a 409 leaks nothing', 
   it('the 403 for a missing foreign key is the same answer as for an existing one', async () => {
     const r = await s.req('/db/tables/items/rows', { method: 'POST', headers: { ...JSON_H, ...as().headers }, body: JSON.stringify({ data: { owner: 'x', list_id: MISSING } }) });
     expect(await errorOf(r)).toEqual({ code: 'rls_denied', message: 'row-level security does not allow this insert' });
+  });
+});
+
+describe('item 14: GET /live/stream resumes after Last-Event-ID', () => {
+  let s: TestServer;
+  // A small ring, so that a resume reaches past it into the capped table.
+  beforeAll(async () => {
+    s = await startTestServer({ liveRingSize: 5 });
+  });
+  afterAll(() => s.close());
+
+  const admin = () => ({ 'x-service-key': s.keys.service });
+  const seqNow = async (): Promise<number> => ((await (await s.req('/live', { key: s.keys.service })).json()) as { seq: number }).seq;
+  /** Requests the live log records, one event each. */
+  const hits = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const r = await s.req(`/health/key?n=${i}`);
+      expect(r.status).toBe(200);
+      await r.body?.cancel();
+    }
+  };
+  const logs = async (sse: SseClient, n: number) => {
+    const out: { id: string | undefined; seq: number; route: string }[] = [];
+    for (let i = 0; i < n; i++) {
+      const e = await sse.next((x) => x.event === 'log');
+      const d = JSON.parse(e.data) as { seq: number; route: string };
+      out.push({ id: e.id, seq: d.seq, route: d.route });
+    }
+    return out;
+  };
+  const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+  it('replays the missed events (past the in-memory ring) in order, then goes live without a gap or a repeat', async () => {
+    const seen = await seqNow();
+    await hits(12);
+    const sse = await openSse(`${s.url}/live/stream`, { ...admin(), 'last-event-id': String(seen) });
+    try {
+      expect(sse.response.status).toBe(200);
+      const hello = JSON.parse((await sse.next((e) => e.event === 'hello')).data) as { seq: number };
+      expect(hello.seq).toBe(seen + 12);
+      const replayed = await logs(sse, 12);
+      expect(replayed.map((e) => e.seq)).toEqual(range(seen + 1, 12));
+      expect(replayed.map((e) => e.id)).toEqual(range(seen + 1, 12).map(String));
+      expect(new Set(replayed.map((e) => e.route))).toEqual(new Set(['/health/key']));
+      await hits(2);
+      expect((await logs(sse, 2)).map((e) => e.seq)).toEqual(range(seen + 13, 2));
+    } finally {
+      sse.close();
+    }
+  });
+
+  it('a resume from the last event seen replays nothing; a malformed or future id is live only', async () => {
+    for (const id of ['current', 'abc', '99999999']) {
+      const now = await seqNow();
+      const sse = await openSse(`${s.url}/live/stream`, { ...admin(), 'last-event-id': id === 'current' ? String(now) : id });
+      try {
+        const hello = JSON.parse((await sse.next((e) => e.event === 'hello')).data) as { seq: number };
+        expect(hello.seq).toBe(now);
+        await hits(1);
+        expect((await logs(sse, 1)).map((e) => e.seq)).toEqual([now + 1]);
+      } finally {
+        sse.close();
+      }
+    }
   });
 });
