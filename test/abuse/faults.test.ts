@@ -427,3 +427,91 @@ describe('item 14: GET /live/stream resumes after Last-Event-ID', () => {
     }
   });
 });
+
+describe('item 15: a refresh repeated within the reuse interval answers the pair already issued', () => {
+  interface Pair {
+    access_token: string;
+    refresh_token: string;
+    expires_at: number;
+    user: { id: string };
+  }
+  const sessionOf = async (s: TestServer, email: string): Promise<Pair> => {
+    const r = await caller(s)('POST', '/auth/register', { email, password: PASSWORD });
+    expect(r.status).toBe(200);
+    return r.body as Pair;
+  };
+  const refresh = (s: TestServer, token: string) => caller(s)('POST', '/auth/refresh', { refresh_token: token });
+  const me = (s: TestServer, access: string) => caller(s)('GET', '/auth/me', undefined, { headers: { authorization: `Bearer ${access}` } });
+
+  describe('with the default interval (10 s)', () => {
+    let s: TestServer;
+    beforeAll(async () => {
+      s = await startTestServer();
+    });
+    afterAll(() => s.close());
+
+    it('4 parallel refreshes of one token (two tabs) all answer 200 with the same new pair; the session stays valid', async () => {
+      const first = await sessionOf(s, 'tabs@example.com');
+      const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(s, first.refresh_token)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      const pair = answers[0]!.body as Pair;
+      expect(pair.refresh_token).toMatch(/^lcr_[0-9A-Za-z]{32}$/);
+      expect(pair.refresh_token).not.toBe(first.refresh_token);
+      for (const a of answers) {
+        expect(a.body.refresh_token).toBe(pair.refresh_token);
+        expect(a.body.access_token).toBe(pair.access_token);
+        expect(a.body.expires_at).toBe(pair.expires_at);
+        expect(a.body.user.id).toBe(first.user.id);
+      }
+      expect((await me(s, pair.access_token)).status).toBe(200);
+      // the rotated-away access token still stops working at once
+      expect((await me(s, first.access_token)).status).toBe(401);
+      // and the chain goes on
+      const next = await refresh(s, pair.refresh_token);
+      expect(next.status).toBe(200);
+      expect((await me(s, next.body.access_token)).status).toBe(200);
+    });
+
+    it('a late tab presenting the first token after two rotations gets the current pair', async () => {
+      const p0 = await sessionOf(s, 'late@example.com');
+      const p1 = (await refresh(s, p0.refresh_token)).body as Pair;
+      const p2 = (await refresh(s, p1.refresh_token)).body as Pair;
+      const late = await refresh(s, p0.refresh_token);
+      expect(late.status).toBe(200);
+      expect(late.body.refresh_token).toBe(p2.refresh_token);
+      expect(late.body.access_token).toBe(p2.access_token);
+      expect((await me(s, p2.access_token)).status).toBe(200);
+      expect((await me(s, p1.access_token)).status).toBe(401);
+    });
+
+    it('a token of another session, or a made-up one, is still 401 and revokes nothing', async () => {
+      const a = await sessionOf(s, 'other-a@example.com');
+      const r = await refresh(s, `lcr_${'b'.repeat(32)}`);
+      expect(r.status).toBe(401);
+      expect(r.body.error).toEqual({ code: 'unauthorized', message: 'invalid refresh token' });
+      expect((await me(s, a.access_token)).status).toBe(200);
+    });
+  });
+
+  describe('past the interval (set to 1 s)', () => {
+    let s: TestServer;
+    beforeAll(async () => {
+      s = await startTestServer({ authRefreshReuseIntervalS: 1 });
+    });
+    afterAll(() => s.close());
+
+    it('reuse after the interval revokes the whole session, the rotated pair included', async () => {
+      const first = await sessionOf(s, 'reuse@example.com');
+      const rotated = await refresh(s, first.refresh_token);
+      expect(rotated.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_300));
+      const reuse = await refresh(s, first.refresh_token);
+      expect(reuse.status).toBe(401);
+      expect(reuse.body.error).toEqual({ code: 'unauthorized', message: 'refresh token already used; the session has been revoked' });
+      expect((await me(s, rotated.body.access_token)).status).toBe(401);
+      const after = await refresh(s, rotated.body.refresh_token);
+      expect(after.status).toBe(401);
+      expect(after.body.error.message).toBe('invalid refresh token');
+    });
+  });
+});
