@@ -74,6 +74,10 @@ export interface Config {
   readonly changeLogKeep: number;
   /** How often open projects' change logs are pruned, ms. */
   readonly changeLogPruneMs: number;
+  /** Size cap of each project's database file, bytes (SQLite `max_page_count`); 0: none but the disk. */
+  readonly maxProjectDbBytes: number;
+  /** Seconds in which a refresh token just rotated may be presented again and gets the pair it was already given. */
+  readonly authRefreshReuseIntervalS: number;
 }
 
 export type ConfigOverrides = {
@@ -136,6 +140,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     clientIpHeader: env.PLATFORM_EDGE_CLIENT_IP_HEADER || 'x-forwarded-for',
     changeLogKeep: int(env.PLATFORM_EDGE_CHANGE_LOG_KEEP, 'PLATFORM_EDGE_CHANGE_LOG_KEEP') ?? 100_000,
     changeLogPruneMs: 60_000,
+    maxProjectDbBytes: int(env.PLATFORM_EDGE_MAX_PROJECT_DB_BYTES, 'PLATFORM_EDGE_MAX_PROJECT_DB_BYTES') ?? 0,
+    authRefreshReuseIntervalS: int(env.PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S, 'PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S') ?? 10,
   };
   const merged = {
     ...base,

@@ -67,7 +67,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   credentials.onExternalChange(() => projects.reconcile());
 
   // note: caller-supplied SQL runs off the main thread (DESIGN.md §10).
-  const sqlPool = new SqlPool({ size: 2, synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL' });
+  const sqlPool = new SqlPool({ size: 2, synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL', maxDbBytes: config.maxProjectDbBytes });
   const query = new QueryService(sqlPool, config.dataDir, bus);
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));

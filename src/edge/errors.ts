@@ -24,6 +24,7 @@ const STATUS = {
   internal: 500,
   provider_unreachable: 502,
   unavailable: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS;
@@ -128,6 +129,10 @@ export function normalize(err: unknown): EdgeError {
           cause: err,
           headers: { 'retry-after': '1' },
         });
+      // note: SQLITE_FULL is both a full disk (SQLite's unix VFS reports ENOSPC as SQLITE_FULL,
+      // not as an I/O error) and a project at its size cap (PRAGMA max_page_count).
+      case 'SQLITE_FULL':
+        return new EdgeError('insufficient_storage', 'the database is full; the change was not made', { cause: err });
     }
   }
   return new EdgeError('internal', 'internal error', { cause: err });

@@ -68,6 +68,8 @@ export class Pipeline {
   readonly #clientIp: ClientIp;
   #bearer: BearerVerifier | null = null;
   #lastLimit: { method: string; path: string; limit: number } | null = null;
+  #fullLoggedAt = -Infinity;
+  #fullSuppressed = 0;
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
@@ -136,7 +138,30 @@ export class Pipeline {
   #fail(err: unknown, st: DispatchState): EdgeResponse {
     const h = toHttp(err, st.requestId);
     if (h.internal !== undefined) this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
+    else if (h.status === 507) this.#logFull(err, st);
     return { status: h.status, headers: h.headers, json: h.body };
+  }
+
+  /**
+   * One line for the operator when a write meets a full disk or a project's size cap (at most
+   * one per 10 s, with how many more were refused meanwhile), never naming the body.
+   */
+  #logFull(err: unknown, st: DispatchState): void {
+    const now = performance.now();
+    if (now - this.#fullLoggedAt < 10_000) {
+      this.#fullSuppressed++;
+      return;
+    }
+    const cause = (err instanceof EdgeError ? err.cause : err) as { code?: unknown } | undefined;
+    const code = typeof cause?.code === 'string' ? cause.code : 'SQLITE_FULL';
+    const more = this.#fullSuppressed > 0 ? ` (${this.#fullSuppressed} more since the last report)` : '';
+    this.#fullLoggedAt = now;
+    this.#fullSuppressed = 0;
+    this.#d.logError?.(
+      `storage full: a write to project ${st.projectId ?? '(none)'} failed with ${code} (request ${st.requestId}${more}); ` +
+        'free disk space in the data folder or raise PLATFORM_EDGE_MAX_PROJECT_DB_BYTES; writes answer 507 until then',
+      undefined,
+    );
   }
 
   #finish(req: EdgeRequest, st: DispatchState, res: EdgeResponse): EdgeResponse {
@@ -200,10 +225,18 @@ export class Pipeline {
     if (route.scope && !key.scopes.has(route.scope)) throw missingScope(route.scope);
     // note: only routes that use a user verify the token, so a stale Authorization header
     // cannot break key-only calls such as POST /auth/refresh.
-    if (route.auth !== 'key' && bearer !== null && bearer.startsWith('lca_')) {
-      if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
-      const user = this.#bearer(key.projectId, bearer);
-      return user instanceof Promise ? user.then((u) => keyAuth(key, u)) : keyAuth(key, user);
+    if (route.auth !== 'key' && authz !== undefined && authz !== '') {
+      if (bearer !== null && bearer.startsWith('lca_')) {
+        if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
+        const user = this.#bearer(key.projectId, bearer);
+        return user instanceof Promise ? user.then((u) => keyAuth(key, u)) : keyAuth(key, user);
+      }
+      // note: a header that names no user (`Bearer abc`, an API key as the bearer, a bare token,
+      // `Basic …`) is refused rather than served as anonymous; an operator session sent with a
+      // key is the one exception (the key wins, see docs/api.md).
+      if (bearer === null || !bearer.startsWith('lcd_')) {
+        throw unauthorized('malformed Authorization header: expected "Bearer <access token>" (lca_…)');
+      }
     }
     if (route.auth === 'bearer') throw unauthorized('this request needs Authorization: Bearer <access token>');
     return keyAuth(key, null);

@@ -13,3 +13,13 @@ export function applyPragmas(db: Database.Database, durability: 'normal' | 'full
   // note: bounds the WAL file after checkpoints (DESIGN.md §10).
   db.pragma('journal_size_limit = 67108864');
 }
+
+/**
+ * Caps the file's size (a project's quota, `PLATFORM_EDGE_MAX_PROJECT_DB_BYTES`): past it a
+ * write fails with SQLITE_FULL, answered 507 like a full disk. Per connection; 0 leaves it off.
+ */
+export function applySizeCap(db: Database.Database, maxBytes: number): void {
+  if (maxBytes <= 0) return;
+  const page = db.pragma('page_size', { simple: true }) as number;
+  db.pragma(`max_page_count = ${Math.max(1, Math.floor(maxBytes / page))}`);
+}

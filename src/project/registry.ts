@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { applyPragmas } from './pragmas.js';
+import { applyPragmas, applySizeCap } from './pragmas.js';
 
 /** A leased handle on one project's database; release it when the request is done. */
 export interface ProjectLease {
@@ -72,6 +72,7 @@ export class ProjectRegistry {
     try {
       applyPragmas(db, this.#config.durability);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
+      applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {
       db.close();
       throw err;

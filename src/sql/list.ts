@@ -17,6 +17,8 @@ export interface ListSql {
 interface Field {
   sql: string;
   type: ColumnType | 'doc' | 'sys';
+  /** For JSON fields: the value as JSON text (`->`), so a stored string is `"abc"`, never bare `abc`. */
+  json?: string;
 }
 
 const bad = (why: string): EdgeError => new EdgeError('invalid_request', why);
@@ -56,13 +58,14 @@ export function resolveField(t: TableInfo, path: readonly string[]): Field {
   if (t.def.kind === 'document') {
     if (head === 'data' && path.length === 1) throw bad('name a field inside data, e.g. data.title or title');
     const segs = head === 'data' ? path.slice(1) : path;
-    return { sql: jsonField(segs), type: 'doc' };
+    return { sql: jsonField(segs), type: 'doc', json: `"data" -> ${jsonPathLiteral(segs)}` };
   }
   const col = t.cols.get(head);
   if (!col) throw bad(`unknown column "${path.join('.')}"`);
-  if (path.length === 1) return { sql: quoteIdent(head), type: col.type };
+  if (path.length === 1) return { sql: quoteIdent(head), type: col.type, json: col.type === 'jsonb' ? quoteIdent(head) : undefined };
   if (col.type !== 'jsonb') throw bad(`column "${head}" is not jsonb; it has no fields`);
-  return { sql: `json_extract(${quoteIdent(head)}, ${jsonPathLiteral(path.slice(1))})`, type: 'doc' };
+  const p = jsonPathLiteral(path.slice(1));
+  return { sql: `json_extract(${quoteIdent(head)}, ${p})`, type: 'doc', json: `${quoteIdent(head)} -> ${p}` };
 }
 
 function filterSql(t: TableInfo, f: Filter, params: unknown[]): string {
@@ -97,9 +100,13 @@ function filterSql(t: TableInfo, f: Filter, params: unknown[]): string {
   }
 }
 
-/** Array containment for JSON fields (`tags.contains.["a","b"]`), substring for text. */
+/**
+ * Containment for JSON fields (`tags.contains.["a","b"]`), as jsonb `@>` for scalars: an
+ * array contains each given value, a scalar contains only itself, an object no scalar.
+ * Substring for text.
+ */
 function containsSql(field: Field, v: FilterValue, name: string, params: unknown[]): string {
-  if (field.type === 'doc' || field.type === 'jsonb') {
+  if (field.json !== undefined) {
     let parsed: unknown;
     try {
       parsed = v.quoted ? v.text : JSON.parse(v.text);
@@ -109,7 +116,11 @@ function containsSql(field: Field, v: FilterValue, name: string, params: unknown
     const arr = Array.isArray(parsed) ? parsed : [parsed];
     if (arr.some((x) => x !== null && typeof x === 'object')) throw bad(`contains on "${name}" takes scalars or an array of scalars`);
     params.push(JSON.stringify(arr));
-    return `NOT EXISTS (SELECT 1 FROM json_each(?) AS v WHERE v.value NOT IN (SELECT e.value FROM json_each(${field.sql}) AS e WHERE e.value IS NOT NULL))`;
+    // note: json_each over the field's JSON text (`->`), never over json_extract's SQL value: a
+    // stored string came back bare (`abc`) and json_each failed on it with "malformed JSON" (a 500).
+    // json_each of a scalar yields the scalar itself, of an object its members (excluded here).
+    const src = field.json;
+    return `(json_type(${src}) <> 'object' AND NOT EXISTS (SELECT 1 FROM json_each(?) AS v WHERE v.value NOT IN (SELECT e.value FROM json_each(${src}) AS e WHERE e.value IS NOT NULL)))`;
   }
   if (field.type === 'text' || field.type === 'sys' || field.type === 'uuid' || field.type === 'timestamptz') {
     params.push(v.text);

@@ -233,15 +233,31 @@ describe('refresh and logout', () => {
     expect(oldAccess.status).toBe(401);
   });
 
-  it('reusing a refresh token revokes the whole session', async () => {
+  it('reusing a refresh token within the reuse interval answers the pair already issued', async () => {
     const sess = await register();
     const first = (await (await post('/auth/refresh', { refresh_token: sess.refresh_token })).json()) as Session;
-    const reuse = await post('/auth/refresh', { refresh_token: sess.refresh_token });
-    expect(reuse.status).toBe(401);
-    expect((await errorOf(reuse)).code).toBe('unauthorized');
-    // the legitimate successor pair is revoked too
-    expect((await withToken('/auth/me', first.access_token)).status).toBe(401);
-    expect((await post('/auth/refresh', { refresh_token: first.refresh_token })).status).toBe(401);
+    const again = await post('/auth/refresh', { refresh_token: sess.refresh_token });
+    expect(again.status).toBe(200);
+    const body = (await again.json()) as Session;
+    expect([body.access_token, body.refresh_token]).toEqual([first.access_token, first.refresh_token]);
+    expect((await withToken('/auth/me', first.access_token)).status).toBe(200);
+  });
+
+  it('with the reuse interval off, reusing a refresh token revokes the whole session', async () => {
+    const strict = await startTestServer({ authRefreshReuseIntervalS: 0 });
+    try {
+      const p = (path: string, body: unknown) => strict.req(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const sess = (await (await p('/auth/register', { email: uniqueEmail(), password: PASSWORD })).json()) as Session;
+      const first = (await (await p('/auth/refresh', { refresh_token: sess.refresh_token })).json()) as Session;
+      const reuse = await p('/auth/refresh', { refresh_token: sess.refresh_token });
+      expect(reuse.status).toBe(401);
+      expect(await errorOf(reuse)).toEqual({ code: 'unauthorized', message: 'refresh token already used; the session has been revoked' });
+      // the legitimate successor pair is revoked too
+      expect((await strict.req('/auth/me', { headers: { authorization: `Bearer ${first.access_token}` } })).status).toBe(401);
+      expect((await p('/auth/refresh', { refresh_token: first.refresh_token })).status).toBe(401);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('logout revokes the session: access and refresh tokens fail', async () => {

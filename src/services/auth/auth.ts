@@ -161,14 +161,12 @@ export class AuthService {
     const found = byHash && digestEquals(byHash.hash, hash) ? byHash : undefined;
     const session = found && store.sessionById(p, found.session_id);
     if (!found || !session || session.revoked_at !== null) throw unauthorized('invalid refresh token');
-    if (found.used_at !== null) {
-      this.#revoke(p, session.id);
-      throw unauthorized('refresh token already used; the session has been revoked');
-    }
+    if (found.used_at !== null) return this.#reuse(p, token, found, session);
     if (Date.parse(found.expires_at) <= this.#now()) throw unauthorized('the refresh token has expired; sign in again');
     const user = store.userById(p, session.user_id);
     if (!user) throw unauthorized('invalid refresh token');
-    const issued = await this.#pair(p.projectId, user, session.id, session.aal);
+    const next = this.tokens.successor(p.projectId, token);
+    const issued = { access: await this.#access(p.projectId, user, session.id, session.aal), refresh: next.token, refreshHash: next.hash };
     const now = this.#iso();
     const rotated = store.tx(p, () => {
       // note: checked again inside the transaction: another request may have used it during the await.
@@ -177,12 +175,41 @@ export class AuthService {
       store.insertRefresh(p, this.#refreshRow(issued, session.id));
       return true;
     });
-    if (!rotated) {
-      this.#revoke(p, session.id);
-      throw unauthorized('refresh token already used; the session has been revoked');
-    }
+    // note: a parallel refresh of the same token rotated it first: a reuse within the interval.
+    if (!rotated) return this.#reuse(p, token, store.refreshByHash(p, hash)!, session);
     this.tokens.revoked.add(found.access_jti, this.tokens.revokeUntil());
     return sessionBody(issued.access, issued.refresh, toUser(user));
+  }
+
+  /**
+   * A refresh token presented again after it was used. Within the reuse interval of its use
+   * (two tabs, a retried request) the pair its rotation issued is answered again — followed
+   * down the chain while each successor was itself used within the interval — the refresh
+   * token re-derived (Tokens.successor), the access token re-signed with the same id. Past
+   * the interval, or when the chain has no live successor, the whole session is revoked.
+   */
+  async #reuse(p: ProjectLease, token: string, used: store.RefreshRow, session: store.SessionRow): Promise<SessionBody> {
+    const windowMs = this.#config.authRefreshReuseIntervalS * 1000;
+    const now = this.#now();
+    let current = token;
+    let row: store.RefreshRow | undefined = used;
+    // note: bounded: a chain longer than this within one interval is not two tabs.
+    for (let hops = 0; windowMs > 0 && hops < 8 && row !== undefined && row.used_at !== null && now - Date.parse(row.used_at) <= windowMs; hops++) {
+      const next = this.tokens.successor(p.projectId, current);
+      row = store.refreshByHash(p, next.hash);
+      if (row === undefined || row.session_id !== session.id) break;
+      current = next.token;
+      if (row.used_at !== null) continue;
+      if (Date.parse(row.expires_at) <= now) break;
+      const user = store.userById(p, session.user_id);
+      if (!user) throw unauthorized('invalid refresh token');
+      const access = await this.#access(p.projectId, user, session.id, session.aal, { jti: row.access_jti, iat: Math.floor(Date.parse(row.issued_at) / 1000) });
+      // note: the session may have been revoked (logout, a reuse past the interval) during the await.
+      if (store.sessionById(p, session.id)?.revoked_at !== null) throw unauthorized('invalid refresh token');
+      return sessionBody(access, current, toUser(user));
+    }
+    this.#revoke(p, session.id);
+    throw unauthorized('refresh token already used; the session has been revoked');
   }
 
   logout(p: ProjectLease, user: UserClaims): void {
@@ -316,15 +343,16 @@ export class AuthService {
   }
 
   async #pair(projectId: string, user: UserRow, sessionId: string, aal: string) {
-    const access = await this.tokens.issue(projectId, {
-      userId: user.id,
-      role: user.role,
-      sessionId,
-      aal,
-      email: user.email,
-      isAnonymous: user.is_anonymous === 1,
-    });
+    const access = await this.#access(projectId, user, sessionId, aal);
     return { access, ...splitRefresh(newRefreshToken()) };
+  }
+
+  #access(projectId: string, user: UserRow, sessionId: string, aal: string, again?: { jti: string; iat: number }): Promise<IssuedAccess> {
+    return this.tokens.issue(
+      projectId,
+      { userId: user.id, role: user.role, sessionId, aal, email: user.email, isAnonymous: user.is_anonymous === 1 },
+      again,
+    );
   }
 
   #refreshRow(issued: { access: IssuedAccess; refreshHash: string }, sessionId: string): Omit<store.RefreshRow, 'used_at'> {
@@ -333,7 +361,8 @@ export class AuthService {
       hash: issued.refreshHash,
       session_id: sessionId,
       access_jti: issued.access.jti,
-      issued_at: new Date(now).toISOString(),
+      // note: the access token's iat, so a refresh repeated within the reuse interval re-signs the very same token.
+      issued_at: new Date(issued.access.issuedAt * 1000).toISOString(),
       expires_at: new Date(now + this.#config.authRefreshTtlS * 1000).toISOString(),
     };
   }

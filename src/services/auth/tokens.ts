@@ -1,4 +1,4 @@
-import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, unauthorized } from '../../edge/errors.js';
@@ -35,6 +35,8 @@ export interface IssuedAccess {
   readonly expiresIn: number;
   /** Unix seconds. */
   readonly expiresAt: number;
+  /** Unix seconds (`iat`). */
+  readonly issuedAt: number;
 }
 
 interface Verified {
@@ -55,6 +57,7 @@ export function newRefreshToken(): { token: string; hash: string } {
 }
 
 export const refreshHash = (token: string): string => sha256Hex(token);
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /**
  * Issues and verifies access tokens: `lca_` + a JWT signed HS256 with a random
@@ -90,9 +93,13 @@ export class Tokens {
     return this.#now() + Math.max(this.#ttlS, 0) * 1000 + SLACK_MS;
   }
 
-  async issue(projectId: string, s: AccessSubject): Promise<IssuedAccess> {
-    const jti = uuidv7();
-    const iat = Math.floor(this.#now() / 1000);
+  /**
+   * Signs an access token. `again` re-signs the token of a pair already issued (its id and
+   * issue time), for a refresh repeated within the reuse interval.
+   */
+  async issue(projectId: string, s: AccessSubject, again?: { jti: string; iat: number }): Promise<IssuedAccess> {
+    const jti = again?.jti ?? uuidv7();
+    const iat = again?.iat ?? Math.floor(this.#now() / 1000);
     const { SignJWT } = await jose();
     const jwt = await new SignJWT({
       role: s.role,
@@ -109,7 +116,7 @@ export class Tokens {
       .setIssuedAt(iat)
       .setExpirationTime(iat + this.#ttlS)
       .sign(this.#key(projectId));
-    return { token: ACCESS_PREFIX + jwt, jti, expiresIn: this.#ttlS, expiresAt: iat + this.#ttlS };
+    return { token: ACCESS_PREFIX + jwt, jti, expiresIn: this.#ttlS, expiresAt: iat + this.#ttlS, issuedAt: iat };
   }
 
   /**
@@ -143,6 +150,25 @@ export class Tokens {
     }
     if (this.revoked.has(v.user.sessionId) || this.revoked.has(v.jti)) throw unauthorized('the session has been revoked');
     return v.user;
+  }
+
+  /**
+   * The refresh token that rotating `parent` issues: `lcr_` + 32 base62 characters of
+   * HMAC-SHA-512(project secret, parent). Derived rather than random, so that a refresh
+   * repeated within the reuse interval can answer the pair already issued without the
+   * server keeping any refresh token in the clear: only whoever holds the parent (and the
+   * sealed project secret) can name its successor.
+   */
+  successor(projectId: string, parent: string): { token: string; hash: string } {
+    const key = this.#key(projectId);
+    let out = '';
+    for (let round = 0; out.length < 32; round++) {
+      const mac = createHmac('sha512', key).update(`refresh-successor\0${round}\0${parent}`).digest();
+      // note: bytes past the largest multiple of 62 are skipped, so every character is uniform.
+      for (const b of mac) if (b < 248 && out.length < 32) out += BASE62[b % 62];
+    }
+    const token = REFRESH_PREFIX + out;
+    return { token, hash: refreshHash(token) };
   }
 
   /** Forgets a deleted project's secret and cached verifications. */

@@ -189,6 +189,8 @@ export class DbService {
       let change!: Change;
       let text: string | undefined;
       inTransaction(lease, () => {
+        // note: under RLS the policy is checked before foreign keys (they are checked at commit).
+        if (ins) lease.stmt(rowSql.deferForeignKeys).run();
         if (rel) {
           const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
           row = toRow(t, r[0]!, null);
@@ -220,6 +222,7 @@ export class DbService {
       let change!: Change;
       inTransaction(lease, () => {
         const old = this.#visible(lease, t, id, auth, upd, 'update');
+        if (upd) lease.stmt(rowSql.deferForeignKeys).run();
         const stamps = t.def.stamps !== false;
         const r = (rel
           ? lease.stmt(rowSql.relUpdate(name, rel.cols, stamps)).all(...rel.vals, ...(stamps ? [at] : []), id)

@@ -38,8 +38,14 @@ export interface ListQuery {
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
+// Caps on what one list request may ask the main thread to compile (docs/api.md, Listing).
 const MAX_FILTERS = 64;
+/** Values in `in.(…)` lists, per list and over the whole request. */
 const MAX_IN = 1000;
+/** Characters of one filter value (a JSON array given to `contains` included). */
+export const MAX_VALUE_CHARS = 4096;
+const MAX_ORDER = 32;
+const MAX_SELECT = 100;
 const MAX_OFFSET = 1_000_000_000;
 const KNOWN_PARAMS = new Set(['filter', 'or', 'select', 'order', 'limit', 'offset', 'count']);
 const OP_RE = new RegExp(`\\.(${FILTER_OPS.join('|')})\\.`);
@@ -49,9 +55,15 @@ const bad = (why: string): EdgeError => new EdgeError('invalid_request', why);
 /** Parses a list request's query string (no table knowledge; names are checked later). */
 export function parseListQuery(q: URLSearchParams): ListQuery {
   for (const k of q.keys()) if (!KNOWN_PARAMS.has(k)) throw bad(`unknown query parameter "${k}"`);
-  const filters = q.getAll('filter').map(parseFilter);
-  const or = q.getAll('or').map(parseOr);
-  if (filters.length + or.reduce((n, g) => n + g.length, 0) > MAX_FILTERS) throw bad(`at most ${MAX_FILTERS} filters`);
+  // note: counted before parsing, so a flood of filters costs no parsing.
+  const rawFilters = q.getAll('filter');
+  const rawOr = q.getAll('or');
+  if (rawFilters.length + rawOr.length > MAX_FILTERS) throw bad(`at most ${MAX_FILTERS} filters (or members included)`);
+  const filters = rawFilters.map(parseFilter);
+  const or = rawOr.map(parseOr);
+  const all = [...filters, ...or.flat()];
+  if (all.length > MAX_FILTERS) throw bad(`at most ${MAX_FILTERS} filters (or members included)`);
+  if (all.reduce((n, f) => n + (f.op === 'in' ? f.values.length : 0), 0) > MAX_IN) throw bad(`at most ${MAX_IN} in values in one request`);
   const select = q.get('select');
   const order = q.get('order');
   const count = q.get('count');
@@ -60,7 +72,7 @@ export function parseListQuery(q: URLSearchParams): ListQuery {
     filters,
     or,
     select: select === null || select === '*' ? null : parseSelect(select),
-    order: order === null ? [] : order.split(',').map(parseOrderItem),
+    order: order === null ? [] : parseOrder(order),
     limit: Math.min(parseCount('limit', q.get('limit'), DEFAULT_LIMIT), MAX_LIMIT),
     offset: Math.min(parseCount('offset', q.get('offset'), 0), MAX_OFFSET),
     count: count === 'exact',
@@ -91,13 +103,20 @@ function parseOr(s: string): Filter[] {
   if (!s.startsWith('(') || !s.endsWith(')')) throw bad('or takes a list: or=(f.op.v,g.op.v)');
   const parts = splitTop(s.slice(1, -1));
   if (parts.length === 0) throw bad('or takes at least one filter');
+  if (parts.length > MAX_FILTERS) throw bad(`at most ${MAX_FILTERS} filters (or members included)`);
   return parts.map(parseFilter);
 }
 
 function parseSelect(s: string): string[][] {
-  const names = s.split(',').map((x) => parseField(x.trim()));
-  if (names.length > 100) throw bad('select names at most 100 fields');
-  return names;
+  const parts = s.split(',');
+  if (parts.length > MAX_SELECT) throw bad(`select names at most ${MAX_SELECT} fields`);
+  return parts.map((x) => parseField(x.trim()));
+}
+
+function parseOrder(s: string): OrderItem[] {
+  const parts = s.split(',');
+  if (parts.length > MAX_ORDER) throw bad(`order names at most ${MAX_ORDER} fields`);
+  return parts.map(parseOrderItem);
 }
 
 function parseOrderItem(s: string): OrderItem {
@@ -125,6 +144,7 @@ export function parseField(s: string): string[] {
 }
 
 function parseValue(s: string): FilterValue {
+  if (s.length > MAX_VALUE_CHARS) throw bad(`a filter value has at most ${MAX_VALUE_CHARS} characters`);
   if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
     return { text: s.slice(1, -1).replace(/\\(.)/g, '$1'), quoted: true };
   }

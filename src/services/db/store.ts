@@ -289,6 +289,11 @@ export const rowSql = {
   getColumns: (t: string, cols: readonly string[], p: CompiledPolicy | null) =>
     `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${quoteIdent(t)} WHERE "id" = ?${p ? ` AND ${p.sql}` : ''}`,
   getVisible: (t: string, p: CompiledPolicy) => `SELECT * FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
+  /**
+   * Foreign keys checked at COMMIT for the rest of this transaction: a write under RLS checks its
+   * policy first, so a 409 never tells a caller whether a row it may not write exists.
+   */
+  deferForeignKeys: 'PRAGMA defer_foreign_keys = ON',
   passes: (t: string, p: CompiledPolicy) => `SELECT 1 FROM ${quoteIdent(t)} WHERE "id" = ? AND ${p.sql}`,
   docUpdate: (t: string) =>
     `UPDATE ${quoteIdent(t)} SET "data" = json_patch("data", ?), "updated_at" = ? WHERE "id" = ? RETURNING *`,

@@ -13,6 +13,12 @@ function sinceParam(q: URLSearchParams): number {
   return n;
 }
 
+/** The seq a reconnecting SSE client last received; null when absent or not a seq (then nothing is replayed). */
+function lastEventId(raw: string | undefined): number | null {
+  if (raw === undefined || !/^\d{1,15}$/.test(raw.trim())) return null;
+  return Number(raw.trim());
+}
+
 /** The live log (operator session or `auth:admin`) and the public traffic feed (no auth). */
 export function liveRoutes(live: LiveLog, traffic: PublicTraffic): RouteDef[] {
   return [
@@ -30,14 +36,28 @@ export function liveRoutes(live: LiveLog, traffic: PublicTraffic): RouteDef[] {
       auth: 'key',
       scope: 'auth:admin',
       unlogged: true,
-      handler: (_req, ctx) => {
+      handler: (req, ctx) => {
         const projectId = ctx.auth.projectId;
+        const resumeAfter = lastEventId(req.headers['last-event-id']);
         return {
           status: 200,
           sse: (ch) => {
             const snap = live.snapshot(projectId, Number.MAX_SAFE_INTEGER);
             ch.send('hello', JSON.stringify({ seq: snap.seq, stats: snap.stats, edge: snap.edge }));
-            const off = live.subscribe(projectId, (e) => ch.send('log', JSON.stringify(e), String(e.seq)));
+            // note: a reconnecting client (Last-Event-ID) first gets the events it missed that are
+            // still kept, oldest first, then the live ones; all in this one synchronous turn, so
+            // no event falls between the replay and the subscription.
+            // A seq ahead of this project's (another server's, or a wiped log) replays nothing.
+            let sent = resumeAfter !== null && resumeAfter < snap.seq ? resumeAfter : snap.seq;
+            while (!ch.closed && sent < snap.seq) {
+              const { events } = live.snapshot(projectId, sent);
+              if (events.length === 0) break;
+              for (const e of events) ch.send('log', JSON.stringify(e), String(e.seq));
+              sent = events[events.length - 1]!.seq;
+            }
+            const off = live.subscribe(projectId, (e) => {
+              if (e.seq > sent) ch.send('log', JSON.stringify(e), String(e.seq));
+            });
             const timer = setInterval(
               () => ch.send('stats', JSON.stringify({ stats: live.stats(projectId), edge: live.edge() })),
               STATS_INTERVAL_MS,

@@ -18,6 +18,8 @@ export interface PoolOptions {
   synchronous: 'NORMAL' | 'FULL';
   /** Connections each worker keeps open (LRU by project file). */
   maxConnections?: number;
+  /** Each project file's size cap, bytes (Config.maxProjectDbBytes); 0 or absent: none. */
+  maxDbBytes?: number;
 }
 
 interface Slot {
@@ -94,7 +96,7 @@ export class SqlPool {
   #spawn(): Slot {
     const worker = new Worker(this.#source, {
       eval: true,
-      workerData: { driver: this.#driver, parser: this.#parser, mysqlParser: this.#mysqlParser, options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous } },
+      workerData: { driver: this.#driver, parser: this.#parser, mysqlParser: this.#mysqlParser, options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous, maxDbBytes: this.#opts.maxDbBytes ?? 0 } },
     });
     worker.unref();
     const slot: Slot = { worker, busy: null };

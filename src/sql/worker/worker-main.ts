@@ -60,7 +60,7 @@ export function workerMain(
     /** node-sql-parser's PostgreSQL `astify` (parsing big SQL is slow: it runs here, off the main thread). */
     parse: (sql: string) => unknown;
   },
-  options: { maxConnections: number; synchronous: string },
+  options: { maxConnections: number; synchronous: string; maxDbBytes?: number },
 ): void {
   type Conn = { db: Database.Database; stmts: Map<string, Database.Statement>; triggers: Map<string, string> };
   const conns = new Map<string, Conn>();
@@ -79,6 +79,9 @@ export function workerMain(
     db.pragma('foreign_keys = ON');
     // note: sorts and temp b-trees of caller SQL spill to disk instead of growing the process's memory.
     db.pragma('temp_store = FILE');
+    // note: the project's size cap holds on this connection too (max_page_count is per connection).
+    const cap = options.maxDbBytes ?? 0;
+    if (cap > 0) db.pragma(`max_page_count = ${Math.max(1, Math.floor(cap / (db.pragma('page_size', { simple: true }) as number)))}`);
     deps.register(db, deadline);
     c = { db, stmts: new Map(), triggers: new Map() };
     conns.set(file, c);
