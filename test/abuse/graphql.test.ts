@@ -133,6 +133,20 @@ describe('every cost that grows with the input is capped (item 3)', () => {
     await sql(`delete from books where length(title) = 2000`);
   });
 
+  it('answers a mutation whose response is over 16 MiB with 200 and says it was applied', async () => {
+    const res = await s.req('/db/tables', { method: 'POST', key: s.keys.service, headers: JSON_HEADERS, body: JSON.stringify({ name: 'blobs', type: 'document' }) });
+    expect(res.status).toBe(201);
+    const big = await gql(`mutation($d: JSON!) { insert_blobs(data: $d) { ${range(30).map((i) => `d${i}: data`).join(' ')} } }`, { d: { s: 'x'.repeat(600_000) } });
+    expect(big.status).toBe(200);
+    expect(big.body).toEqual({
+      data: null,
+      errors: [{ message: expect.stringMatching(/^the mutation was applied, but the response would be \d+ bytes, more than the limit of 16777216; select fewer rows or fields$/) as unknown, extensions: { code: 'invalid_request' } }],
+    });
+    const stored = await s.req('/db/tables/blobs/rows?count=exact&limit=1&select=id', { key: s.keys.service });
+    expect(stored.status).toBe(200);
+    expect(((await stored.json()) as { total: number }).total).toBe(1);
+  });
+
   it('caps the tokens of a query (10,000) and refuses an `in` list of more than 1000 values', async () => {
     const tokens = await gql(`{ authors(where: {name: {in: [${'"a",'.repeat(10_000)}]}}) { id } }`);
     expect(tokens.status).toBe(400);

@@ -225,12 +225,13 @@ export class GraphQLService {
     if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
     const ctx: Ctx = { lease, auth, loaders: new Map(), rows: 0 };
     const result = await execute({ schema, document: doc, contextValue: ctx, variableValues: variables as Record<string, unknown> | null, operationName: operationName as string | null });
-    if (ctx.rows > MAX_ROWS) return fail(400, `the query reads more than ${MAX_ROWS} rows; page with limit and offset`, 'invalid_request');
+    const mutation = op?.operation === 'mutation';
+    if (ctx.rows > MAX_ROWS) return refuse(mutation, `the query reads more than ${MAX_ROWS} rows; page with limit and offset`);
     const out: Record<string, unknown> = { data: result.data ?? null };
     if (result.errors?.length) out.errors = result.errors.map(formatError);
     const json = JSON.stringify(out);
     const bytes = Buffer.byteLength(json);
-    if (bytes > MAX_RESPONSE) return fail(400, `the response would be ${bytes} bytes, more than the limit of ${MAX_RESPONSE}; select fewer rows or fields`, 'invalid_request');
+    if (bytes > MAX_RESPONSE) return refuse(mutation, `the response would be ${bytes} bytes, more than the limit of ${MAX_RESPONSE}; select fewer rows or fields`);
     if (op && !out.errors && bytes <= INTROSPECTION_CACHE_BYTES && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
     return { status: 200, json };
   }
@@ -238,6 +239,12 @@ export class GraphQLService {
 
 const answer = (status: number, body: unknown): GraphQLAnswer => ({ status, json: JSON.stringify(body) });
 const fail = (status: number, message: string, code: string): GraphQLAnswer => answer(status, { errors: [{ message, extensions: { code } }] });
+/**
+ * A result over a cap is refused whole, never truncated: 400 for a query. A mutation has
+ * committed by then, so it answers 200 and says so (a committed write is acknowledged).
+ */
+const refuse = (mutation: boolean, why: string): GraphQLAnswer =>
+  mutation ? answer(200, { data: null, errors: [{ message: `the mutation was applied, but ${why}`, extensions: { code: 'invalid_request' } }] }) : fail(400, why, 'invalid_request');
 
 function remember(schema: GraphQLSchema, key: string, json: string): void {
   let m = introspections.get(schema);
