@@ -116,7 +116,7 @@ describe('every cost that grows with the input is capped (item 3)', () => {
     expect(directives).toEqual({ status: 200, body: { data: { authors: [] } } });
   });
 
-  it('caps what a request reads at 10,000 rows and its response at 16 MiB, never truncating', async () => {
+  it('caps what a request reads at 10,000 rows, its values at 50,000 and its response at 16 MiB, never truncating', async () => {
     // 1000 rows with a 2,000-character title: 125 characters, doubled four times.
     await sql(`insert into books (id, title, created_at, updated_at) values ${range(1000).map(() => `(gen_random_uuid(), '${'x'.repeat(125)}', now(), now())`).join(', ')}`);
     for (let i = 0; i < 4; i++) await sql(`update books set title = title || title where title like 'x%'`);
@@ -126,6 +126,11 @@ describe('every cost that grows with the input is capped (item 3)', () => {
     const ten = await gql(`{ ${range(10).map((i) => `a${i}: books(limit: 1000, offset: ${i}) { id }`).join(' ')} }`);
     expect(ten.status).toBe(200);
     expect((ten.body.data!.a9 as unknown[]).length).toBe(991);
+    // Values: rows × the fields selected under the list.
+    await refused(`{ books(limit: 1000) { ${range(51).map((i) => `i${i}: id`).join(' ')} } }`, /^the query returns more than 50000 values \(rows × fields\); select fewer rows or fields$/);
+    const fifty = await gql(`{ books(limit: 1000) { ${range(48).map((i) => `i${i}: id`).join(' ')} author { id } } }`);
+    expect(fifty.status).toBe(200);
+    expect((fifty.body.data!.books as unknown[]).length).toBe(1000);
     // 1000 rows × 9 copies of a 2,000-character title: about 18 MB of JSON.
     const wide = await gql(`{ books(limit: 1000) { ${range(9).map((i) => `t${i}: title`).join(' ')} } }`);
     expect(wide.status).toBe(400);

@@ -22,6 +22,7 @@ import {
   type GraphQLFieldConfig,
   type GraphQLInputFieldConfig,
   type GraphQLOutputType,
+  type GraphQLResolveInfo,
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
@@ -63,13 +64,19 @@ export const MAX_SPREADS = 500;
 export const MAX_TYPE_LOOKUPS = 10;
 /** Rows read per request (lists and nested foreign keys), as raw SQL's 10,000 per statement. */
 export const MAX_ROWS = 10_000;
+/**
+ * Values a request's lists produce (rows × the fields selected under the list, nested
+ * foreign keys included): graphql-js resolves each one on the main thread (about 5 µs
+ * each), so this bounds execution; a 1000-row list of 50 fields fits.
+ */
+export const MAX_VALUES = 50_000;
 /** Bytes of the JSON response; never truncated, refused. */
 export const MAX_RESPONSE = 16 * 1024 * 1024;
 const MAX_QUERY = 64 * 1024;
 const MAX_TOKENS = 10_000;
 /** Introspection responses kept per schema version. */
 const INTROSPECTION_CACHE = 8;
-const INTROSPECTION_CACHE_BYTES = 2 * 1024 * 1024;
+const INTROSPECTION_CACHE_CHARS = 2 * 1024 * 1024;
 
 interface Ctx {
   lease: ProjectLease;
@@ -78,6 +85,8 @@ interface Ctx {
   loaders: Map<string, Loader>;
   /** Rows read so far; past MAX_ROWS the request is refused. */
   rows: number;
+  /** Values the lists read so far will produce; past MAX_VALUES the request is refused. */
+  values: number;
 }
 
 type Row = Record<string, unknown>;
@@ -223,16 +232,18 @@ export class GraphQLService {
     }
     const errors = validate(schema, doc, specifiedRules);
     if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
-    const ctx: Ctx = { lease, auth, loaders: new Map(), rows: 0 };
+    const ctx: Ctx = { lease, auth, loaders: new Map(), rows: 0, values: 0 };
     const result = await execute({ schema, document: doc, contextValue: ctx, variableValues: variables as Record<string, unknown> | null, operationName: operationName as string | null });
     const mutation = op?.operation === 'mutation';
     if (ctx.rows > MAX_ROWS) return refuse(mutation, `the query reads more than ${MAX_ROWS} rows; page with limit and offset`);
+    if (ctx.values > MAX_VALUES) return refuse(mutation, `the query returns more than ${MAX_VALUES} values (rows × fields); select fewer rows or fields`);
     const out: Record<string, unknown> = { data: result.data ?? null };
     if (result.errors?.length) out.errors = result.errors.map(formatError);
     const json = JSON.stringify(out);
-    const bytes = Buffer.byteLength(json);
+    // note: a UTF-16 unit is at most 3 UTF-8 bytes, so most answers skip counting them.
+    const bytes = json.length * 3 <= MAX_RESPONSE ? 0 : Buffer.byteLength(json);
     if (bytes > MAX_RESPONSE) return refuse(mutation, `the response would be ${bytes} bytes, more than the limit of ${MAX_RESPONSE}; select fewer rows or fields`);
-    if (op && !out.errors && bytes <= INTROSPECTION_CACHE_BYTES && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
+    if (op && !out.errors && json.length <= INTROSPECTION_CACHE_CHARS && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
     return { status: 200, json };
   }
 }
@@ -463,12 +474,33 @@ function loader(ctx: Ctx, db: DbService, t: TableInfo, column: string): Loader {
 /**
  * Counts rows read against MAX_ROWS before a read: once past it, every further read fails and
  * `run` refuses the whole request, so at most one list (1000 rows) is read past the cap.
+ * A list (`perRow`: the fields selected under it) also counts its values against
+ * MAX_VALUES, and fails before graphql resolves them.
  */
-function readRows(ctx: Ctx, read: () => Row[]): Row[] {
+function readRows(ctx: Ctx, read: () => Row[], perRow = 0): Row[] {
   if (ctx.rows > MAX_ROWS) throw new EdgeError('invalid_request', `the query reads more than ${MAX_ROWS} rows`);
+  if (ctx.values > MAX_VALUES) throw new EdgeError('invalid_request', `the query returns more than ${MAX_VALUES} values`);
   const rows = read();
   ctx.rows += rows.length;
+  ctx.values += rows.length * perRow;
+  if (ctx.values > MAX_VALUES) throw new EdgeError('invalid_request', `the query returns more than ${MAX_VALUES} values`);
   return rows;
+}
+
+/** The fields selected under a field, at every depth, fragments expanded (at most MAX_FIELDS: `limits` ran). */
+function selected(info: GraphQLResolveInfo): number {
+  let n = 0;
+  const walk = (set: SelectionSetNode | undefined, seen: ReadonlySet<string>): void => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.FIELD) {
+        n++;
+        walk(sel.selectionSet, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, seen);
+      else if (!seen.has(sel.name.value)) walk(info.fragments[sel.name.value]?.selectionSet, new Set([...seen, sel.name.value]));
+    }
+  };
+  for (const node of info.fieldNodes) walk(node.selectionSet, new Set());
+  return n;
 }
 
 /** Builds the schema: per table an object type, a where input, list/by-id queries and insert/update/delete mutations. */
@@ -507,12 +539,12 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
         limit: { type: GraphQLInt, description: 'Default 100, at most 1000.' },
         offset: { type: GraphQLInt },
       },
-      resolve: (_src, args: { where?: Record<string, Record<string, unknown>>; order?: string; limit?: number; offset?: number }, ctx) => {
+      resolve: (_src, args: { where?: Record<string, Record<string, unknown>>; order?: string; limit?: number; offset?: number }, ctx, info) => {
         const q = filters(args.where);
         if (args.order) q.set('order', args.order);
         if (args.limit !== undefined && args.limit !== null) q.set('limit', String(args.limit));
         if (args.offset !== undefined && args.offset !== null) q.set('offset', String(args.offset));
-        return readRows(ctx, () => parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, q)).rows.map((r) => flat(t, r)));
+        return readRows(ctx, () => parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, q)).rows.map((r) => flat(t, r)), selected(info));
       },
     };
     query[`${name}_by_id`] = {
