@@ -210,8 +210,9 @@ export class GraphQLService {
     if (variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return fail(400, 'variables must be an object', 'invalid_field');
     if (operationName !== null && typeof operationName !== 'string') return fail(400, 'operationName must be a string', 'invalid_field');
     const schema = this.schema(lease);
-    const cacheKey = `${operationName ?? ''}\u0000${variables === null ? '' : JSON.stringify(variables)}\u0000${query}`;
-    const cached = introspections.get(schema)?.get(cacheKey);
+    // note: only requests without variables are cached (introspection clients send none), so no request pays for a key of them.
+    const cacheKey = variables === null || Object.keys(variables).length === 0 ? `${operationName ?? ''}\u0000${query}` : null;
+    const cached = cacheKey === null ? undefined : introspections.get(schema)?.get(cacheKey);
     if (cached !== undefined) {
       requireScope(auth, 'data:read');
       return { status: 200, json: cached };
@@ -243,7 +244,7 @@ export class GraphQLService {
     // note: a UTF-16 unit is at most 3 UTF-8 bytes, so most answers skip counting them.
     const bytes = json.length * 3 <= MAX_RESPONSE ? 0 : Buffer.byteLength(json);
     if (bytes > MAX_RESPONSE) return refuse(mutation, `the response would be ${bytes} bytes, more than the limit of ${MAX_RESPONSE}; select fewer rows or fields`);
-    if (op && !out.errors && json.length <= INTROSPECTION_CACHE_CHARS && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
+    if (cacheKey !== null && op && !out.errors && json.length <= INTROSPECTION_CACHE_CHARS && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
     return { status: 200, json };
   }
 }
