@@ -16,16 +16,20 @@ import {
   parse,
   specifiedRules,
   validate,
+  visit,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLFieldConfig,
   type GraphQLInputFieldConfig,
   type GraphQLOutputType,
+  type GraphQLResolveInfo,
+  type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
 import { EdgeError, normalize } from '../../edge/errors.js';
 import type { AuthContext } from '../../edge/route.js';
+import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
 import type { ColumnType as CatalogType, TableInfo } from './types.js';
@@ -35,16 +39,54 @@ import type { ColumnType as CatalogType, TableInfo } from './types.js';
  * The schema is generated from the db catalog and rebuilt when it changes. Every field
  * resolves through DbService, so scopes and RLS are the caller's, as in REST. Foreign keys
  * become nested fields resolved in one list query per level (no N+1).
+ *
+ * Parsing, validation and execution run on the main thread, so every cost that grows with
+ * the input is capped before it is paid (docs/api.md "GraphQL"): the query text and its
+ * tokens at parse; fields, aliases, directives, fragment spreads and depth over the
+ * document and each operation with fragments expanded, before validation; rows read and
+ * response bytes during and after execution.
  */
+/** Nesting depth of data fields. */
 export const MAX_DEPTH = 8;
+/**
+ * Nesting depth under `__schema` and `__type`: the standard introspection query
+ * (graphql's getIntrospectionQuery, 9 levels of `ofType`) is 15 deep. Introspection cannot
+ * multiply at depth: its list fields nest at most twice (graphql's MaxIntrospectionDepthRule)
+ * and aliases are refused inside it, so depth there only follows `ofType` chains.
+ */
+export const MAX_INTROSPECTION_DEPTH = 15;
+/** Fields per operation with fragments expanded (and in the whole document), `__typename` included. */
 export const MAX_FIELDS = 500;
+export const MAX_ALIASES = 100;
+export const MAX_DIRECTIVES = 50;
+export const MAX_SPREADS = 500;
+/** `__type` lookups per operation (aliases of it count). */
+export const MAX_TYPE_LOOKUPS = 10;
+/** Rows read per request (lists and nested foreign keys), as raw SQL's 10,000 per statement. */
+export const MAX_ROWS = 10_000;
+/**
+ * Values a request's lists produce (rows × the fields selected under the list, nested
+ * foreign keys included): graphql-js resolves each one on the main thread (about 5 µs
+ * each), so this bounds execution; a 1000-row list of 50 fields fits.
+ */
+export const MAX_VALUES = 50_000;
+/** Bytes of the JSON response; never truncated, refused. */
+export const MAX_RESPONSE = 16 * 1024 * 1024;
 const MAX_QUERY = 64 * 1024;
+const MAX_TOKENS = 10_000;
+/** Introspection responses kept per schema version. */
+const INTROSPECTION_CACHE = 8;
+const INTROSPECTION_CACHE_CHARS = 2 * 1024 * 1024;
 
 interface Ctx {
   lease: ProjectLease;
   auth: AuthContext;
   /** Per request: batched by-id loads, keyed by table. */
   loaders: Map<string, Loader>;
+  /** Rows read so far; past MAX_ROWS the request is refused. */
+  rows: number;
+  /** Values the lists read so far will produce; past MAX_VALUES the request is refused. */
+  values: number;
 }
 
 type Row = Record<string, unknown>;
@@ -66,11 +108,14 @@ const JSONScalar = new GraphQLScalarType({
   description: 'Any JSON value.',
   serialize: (v) => v,
   parseValue: (v) => v,
-  parseLiteral: (ast) => literal(ast),
+  parseLiteral: (ast, variables) => literal(ast, variables),
 });
 
-function literal(ast: ValueNode): unknown {
+/** A JSON literal's value; a `$variable` inside it (`{name: $n}`) is the variable's value. */
+function literal(ast: ValueNode, variables: Readonly<Record<string, unknown>> | null | undefined): unknown {
   switch (ast.kind) {
+    case Kind.VARIABLE:
+      return variables?.[ast.name.value];
     case Kind.STRING:
     case Kind.ENUM:
       return ast.value;
@@ -82,9 +127,9 @@ function literal(ast: ValueNode): unknown {
     case Kind.NULL:
       return null;
     case Kind.LIST:
-      return ast.values.map(literal);
+      return ast.values.map((v) => literal(v, variables));
     case Kind.OBJECT:
-      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value)]));
+      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value, variables)]));
     default:
       return undefined;
   }
@@ -116,6 +161,18 @@ const ComparisonInput = new GraphQLInputObjectType({
 });
 
 const schemas = new WeakMap<Map<string, TableInfo>, GraphQLSchema>();
+/**
+ * Responses of introspection-only queries, per schema (so per schema version: a catalog
+ * change builds a new schema), keyed by query text, operation name and variables. They do
+ * not depend on the caller, so a client loading the schema again costs a lookup.
+ */
+const introspections = new WeakMap<GraphQLSchema, Map<string, string>>();
+
+/** One answer of `run`: the HTTP status and the JSON response, serialized once. */
+export interface GraphQLAnswer {
+  status: number;
+  json: string;
+}
 
 export class GraphQLService {
   constructor(readonly db: DbService) {}
@@ -131,34 +188,86 @@ export class GraphQLService {
     return s;
   }
 
-  /** Runs one GraphQL request; returns the HTTP status and the GraphQL response. */
-  async run(lease: ProjectLease, auth: AuthContext, body: GraphQLBody, method: 'GET' | 'POST'): Promise<{ status: number; body: unknown }> {
-    const { query, variables = null, operationName = null } = body;
+  /**
+   * Runs one GraphQL request. Scopes are checked per operation, as REST checks them per
+   * route: a query needs `data:read`, a mutation `data:write` (401 `missing_scope`, thrown).
+   * GET passes `variables` as the JSON text of its query string.
+   */
+  async run(lease: ProjectLease, auth: AuthContext, body: GraphQLBody, method: 'GET' | 'POST'): Promise<GraphQLAnswer> {
+    // note: a key with neither data scope learns nothing, not even whether its query parses.
+    if (!auth.scopes.has('data:read') && !auth.scopes.has('data:write')) requireScope(auth, 'data:read');
+    const { query, operationName = null } = body;
+    let { variables = null } = body;
     if (typeof query !== 'string' || query.trim() === '') return fail(400, 'query must be a non-empty string', 'invalid_field');
     if (query.length > MAX_QUERY) return fail(413, `query is longer than ${MAX_QUERY} characters`, 'payload_too_large');
+    if (method === 'GET' && typeof variables === 'string') {
+      try {
+        variables = JSON.parse(variables) as unknown;
+      } catch {
+        return fail(400, 'variables must be JSON', 'invalid_field');
+      }
+    }
     if (variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return fail(400, 'variables must be an object', 'invalid_field');
     if (operationName !== null && typeof operationName !== 'string') return fail(400, 'operationName must be a string', 'invalid_field');
+    const schema = this.schema(lease);
+    // note: only requests without variables are cached (introspection clients send none), so no request pays for a key of them.
+    const cacheKey = variables === null || Object.keys(variables).length === 0 ? `${operationName ?? ''}\u0000${query}` : null;
+    const cached = cacheKey === null ? undefined : introspections.get(schema)?.get(cacheKey);
+    if (cached !== undefined) {
+      requireScope(auth, 'data:read');
+      return { status: 200, json: cached };
+    }
     let doc: DocumentNode;
     try {
-      doc = parse(query, { maxTokens: 10_000 });
+      doc = parse(query, { maxTokens: MAX_TOKENS });
     } catch (err) {
       return fail(400, (err as Error).message, 'invalid_request');
     }
-    const schema = this.schema(lease);
-    const errors = validate(schema, doc, specifiedRules);
-    if (errors.length) return { status: 400, body: { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) } };
-    const limit = limits(doc, operationName as string | null);
+    // note: before validation, whose cost grows with fields and fragments (overlapping fields are compared pairwise).
+    const limit = limits(doc);
     if (limit) return fail(400, limit, 'invalid_request');
-    if (method === 'GET' && operationKind(doc, operationName as string | null) !== 'query') return fail(405, 'mutations need POST', 'method_not_allowed');
-    const ctx: Ctx = { lease, auth, loaders: new Map() };
+    const op = operation(doc, operationName as string | null);
+    if (op) {
+      if (method === 'GET' && op.operation !== 'query') return fail(405, 'mutations need POST', 'method_not_allowed');
+      requireScope(auth, op.operation === 'mutation' ? 'data:write' : 'data:read');
+    }
+    const errors = validate(schema, doc, specifiedRules);
+    if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
+    const ctx: Ctx = { lease, auth, loaders: new Map(), rows: 0, values: 0 };
     const result = await execute({ schema, document: doc, contextValue: ctx, variableValues: variables as Record<string, unknown> | null, operationName: operationName as string | null });
+    const mutation = op?.operation === 'mutation';
+    if (ctx.rows > MAX_ROWS) return refuse(mutation, `the query reads more than ${MAX_ROWS} rows; page with limit and offset`);
+    if (ctx.values > MAX_VALUES) return refuse(mutation, `the query returns more than ${MAX_VALUES} values (rows × fields); select fewer rows or fields`);
     const out: Record<string, unknown> = { data: result.data ?? null };
     if (result.errors?.length) out.errors = result.errors.map(formatError);
-    return { status: 200, body: out };
+    const json = JSON.stringify(out);
+    // note: a UTF-16 unit is at most 3 UTF-8 bytes, so most answers skip counting them.
+    const bytes = json.length * 3 <= MAX_RESPONSE ? 0 : Buffer.byteLength(json);
+    if (bytes > MAX_RESPONSE) return refuse(mutation, `the response would be ${bytes} bytes, more than the limit of ${MAX_RESPONSE}; select fewer rows or fields`);
+    if (cacheKey !== null && op && !out.errors && json.length <= INTROSPECTION_CACHE_CHARS && introspectionOnly(doc, op)) remember(schema, cacheKey, json);
+    return { status: 200, json };
   }
 }
 
-const fail = (status: number, message: string, code: string) => ({ status, body: { errors: [{ message, extensions: { code } }] } });
+const answer = (status: number, body: unknown): GraphQLAnswer => ({ status, json: JSON.stringify(body) });
+const fail = (status: number, message: string, code: string): GraphQLAnswer => answer(status, { errors: [{ message, extensions: { code } }] });
+/**
+ * A result over a cap is refused whole, never truncated: 400 for a query. A mutation has
+ * committed by then, so it answers 200 and says so (a committed write is acknowledged).
+ */
+const refuse = (mutation: boolean, why: string): GraphQLAnswer =>
+  mutation ? answer(200, { data: null, errors: [{ message: `the mutation was applied, but ${why}`, extensions: { code: 'invalid_request' } }] }) : fail(400, why, 'invalid_request');
+
+function remember(schema: GraphQLSchema, key: string, json: string): void {
+  let m = introspections.get(schema);
+  if (!m) {
+    m = new Map();
+    introspections.set(schema, m);
+  }
+  // note: insertion order makes the Map a FIFO; the oldest entry goes first.
+  if (m.size >= INTROSPECTION_CACHE) m.delete(m.keys().next().value!);
+  m.set(key, json);
+}
 
 function formatError(e: GraphQLError): unknown {
   const orig = e.originalError;
@@ -172,45 +281,115 @@ function formatError(e: GraphQLError): unknown {
   return { message, locations: e.locations, path: e.path, extensions: { code } };
 }
 
-function operationKind(doc: DocumentNode, name: string | null): string | null {
-  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  const op = name ? ops.find((d) => d.name?.value === name) : ops[0];
-  return op ? op.operation : null;
+/** The operation `execute` will run, or null when it will refuse (no such name, or several unnamed). */
+function operation(doc: DocumentNode, name: string | null): OperationDefinitionNode | null {
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (name) return ops.find((d) => d.name?.value === name) ?? null;
+  return ops.length === 1 ? ops[0]! : null;
 }
 
-/** Depth and field-count limits over the operation, fragments expanded. */
-function limits(doc: DocumentNode, name: string | null): string | null {
+/** Whether the operation's root selects only `__schema`, `__type` and `__typename` (fragments followed). */
+function introspectionOnly(doc: DocumentNode, op: OperationDefinitionNode): boolean {
+  if (op.operation !== 'query') return false;
+  const frags = fragments(doc);
+  const only = (set: SelectionSetNode, seen: Set<string>): boolean =>
+    set.selections.every((sel) => {
+      if (sel.kind === Kind.FIELD) return sel.name.value.startsWith('__');
+      if (sel.kind === Kind.INLINE_FRAGMENT) return only(sel.selectionSet, seen);
+      const f = frags.get(sel.name.value);
+      if (!f || seen.has(f.name.value)) return false;
+      return only(f.selectionSet, new Set([...seen, f.name.value]));
+    });
+  return only(op.selectionSet, new Set());
+}
+
+function fragments(doc: DocumentNode): Map<string, FragmentDefinitionNode> {
   const frags = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) frags.set(d.name.value, d);
-  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  const op = name ? ops.find((d) => d.name?.value === name) : ops[0];
-  if (!op) return null;
+  return frags;
+}
+
+/**
+ * The caps of docs/api.md "GraphQL", checked before validation: over the whole document as
+ * written, and over each operation with its fragments expanded (a fragment spread twice
+ * counts twice), so neither validation nor execution sees more. Returns the reason, or null.
+ */
+function limits(doc: DocumentNode): string | null {
+  // The document as written: bounds validation, which also looks at unused definitions.
   let fields = 0;
-  let tooDeep = false;
-  const walk = (set: SelectionSetNode, depth: number, seen: Set<string>): void => {
+  let aliases = 0;
+  let directives = 0;
+  visit(doc, {
+    Field: (n) => {
+      fields++;
+      if (n.alias) aliases++;
+    },
+    Directive: () => {
+      directives++;
+    },
+  });
+  const over = tally(fields, aliases, directives, 0);
+  if (over) return over;
+  const frags = fragments(doc);
+  for (const d of doc.definitions) {
+    if (d.kind !== Kind.OPERATION_DEFINITION) continue;
+    const why = expanded(d, frags);
+    if (why) return why;
+  }
+  return null;
+}
+
+function tally(fields: number, aliases: number, directives: number, spreads: number): string | null {
+  if (fields > MAX_FIELDS) return `the query selects more than ${MAX_FIELDS} fields`;
+  if (aliases > MAX_ALIASES) return `the query uses more than ${MAX_ALIASES} aliases`;
+  if (directives > MAX_DIRECTIVES) return `the query uses more than ${MAX_DIRECTIVES} directives`;
+  if (spreads > MAX_SPREADS) return `the query expands more than ${MAX_SPREADS} fragment spreads`;
+  return null;
+}
+
+/** One operation with fragments expanded: the counts of `tally`, depth, and the introspection rules. */
+function expanded(op: OperationDefinitionNode, frags: Map<string, FragmentDefinitionNode>): string | null {
+  let fields = 0;
+  let aliases = 0;
+  let directives = op.directives?.length ?? 0;
+  let spreads = 0;
+  let typeLookups = 0;
+  let why: string | null = null;
+  // `intro`: inside __schema or __type, where the depth cap is MAX_INTROSPECTION_DEPTH and aliases are refused.
+  const walk = (set: SelectionSetNode, depth: number, intro: boolean, seen: ReadonlySet<string>): void => {
     for (const sel of set.selections) {
-      if (fields > MAX_FIELDS || tooDeep) return;
+      if (why) return;
+      directives += sel.directives?.length ?? 0;
       if (sel.kind === Kind.FIELD) {
-        if (sel.name.value.startsWith('__')) continue;
         fields++;
-        if (sel.selectionSet) {
-          if (depth + 1 > MAX_DEPTH) {
-            tooDeep = true;
-            return;
-          }
-          walk(sel.selectionSet, depth + 1, seen);
+        const name = sel.name.value;
+        if (sel.alias) {
+          aliases++;
+          if (intro) why = 'aliases are not allowed inside __schema or __type';
+          else if (depth === 1 && name === '__schema') why = '__schema cannot be aliased; select it once';
         }
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, depth, seen);
+        if (depth === 1 && name === '__type' && ++typeLookups > MAX_TYPE_LOOKUPS) why = `the query selects __type more than ${MAX_TYPE_LOOKUPS} times`;
+        why ??= tally(fields, aliases, directives, spreads);
+        if (why || !sel.selectionSet) continue;
+        const inner = intro || (depth === 1 && (name === '__schema' || name === '__type'));
+        const cap = inner ? MAX_INTROSPECTION_DEPTH : MAX_DEPTH;
+        if (depth + 1 > cap) why = `the query nests deeper than ${cap} levels`;
+        else walk(sel.selectionSet, depth + 1, inner, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, depth, intro, seen);
       else {
+        spreads++;
+        why = tally(fields, aliases, directives, spreads);
         const f = frags.get(sel.name.value);
-        if (f && !seen.has(f.name.value)) walk(f.selectionSet, depth, new Set([...seen, f.name.value]));
+        // note: an unknown or cyclic spread is left to validation, which names it.
+        if (!why && f && !seen.has(f.name.value)) {
+          directives += f.directives?.length ?? 0;
+          walk(f.selectionSet, depth, intro, new Set([...seen, f.name.value]));
+        }
       }
     }
   };
-  walk(op.selectionSet, 1, new Set());
-  if (tooDeep) return `the query nests deeper than ${MAX_DEPTH} levels`;
-  if (fields > MAX_FIELDS) return `the query selects more than ${MAX_FIELDS} fields`;
-  return null;
+  walk(op.selectionSet, 1, false, new Set());
+  return why ?? tally(fields, aliases, directives, spreads);
 }
 
 /** A wire row → the GraphQL object: relational columns flattened beside id and timestamps. */
@@ -272,11 +451,8 @@ class Loader {
       for (let i = 0; i < keys.length; i += 1000) {
         const part = keys.slice(i, i + 1000);
         const q = new URLSearchParams({ limit: '1000', filter: `${this.column}.in.(${part.map(quote).join(',')})` });
-        const out = parsed<{ rows: Wire[] }>(this.db.list(this.ctx.lease, this.ctx.auth, this.t.def.name, q));
-        for (const r of out.rows) {
-          const row = flat(this.t, r);
-          found.set(String(row[this.column]), row);
-        }
+        const rows = readRows(this.ctx, () => parsed<{ rows: Wire[] }>(this.db.list(this.ctx.lease, this.ctx.auth, this.t.def.name, q)).rows.map((r) => flat(this.t, r)));
+        for (const row of rows) found.set(String(row[this.column]), row);
       }
     } catch (err) {
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
@@ -296,9 +472,37 @@ function loader(ctx: Ctx, db: DbService, t: TableInfo, column: string): Loader {
   return l;
 }
 
-const needWrite = (ctx: Ctx): void => {
-  if (!ctx.auth.scopes.has('data:write')) throw new EdgeError('missing_scope', 'this request needs the "data:write" scope', { details: { scope: 'data:write' } });
-};
+/**
+ * Counts rows read against MAX_ROWS before a read: once past it, every further read fails and
+ * `run` refuses the whole request, so at most one list (1000 rows) is read past the cap.
+ * A list (`perRow`: the fields selected under it) also counts its values against
+ * MAX_VALUES, and fails before graphql resolves them.
+ */
+function readRows(ctx: Ctx, read: () => Row[], perRow = 0): Row[] {
+  if (ctx.rows > MAX_ROWS) throw new EdgeError('invalid_request', `the query reads more than ${MAX_ROWS} rows`);
+  if (ctx.values > MAX_VALUES) throw new EdgeError('invalid_request', `the query returns more than ${MAX_VALUES} values`);
+  const rows = read();
+  ctx.rows += rows.length;
+  ctx.values += rows.length * perRow;
+  if (ctx.values > MAX_VALUES) throw new EdgeError('invalid_request', `the query returns more than ${MAX_VALUES} values`);
+  return rows;
+}
+
+/** The fields selected under a field, at every depth, fragments expanded (at most MAX_FIELDS: `limits` ran). */
+function selected(info: GraphQLResolveInfo): number {
+  let n = 0;
+  const walk = (set: SelectionSetNode | undefined, seen: ReadonlySet<string>): void => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.FIELD) {
+        n++;
+        walk(sel.selectionSet, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, seen);
+      else if (!seen.has(sel.name.value)) walk(info.fragments[sel.name.value]?.selectionSet, new Set([...seen, sel.name.value]));
+    }
+  };
+  for (const node of info.fieldNodes) walk(node.selectionSet, new Set());
+  return n;
+}
 
 /** Builds the schema: per table an object type, a where input, list/by-id queries and insert/update/delete mutations. */
 function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
@@ -336,12 +540,12 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
         limit: { type: GraphQLInt, description: 'Default 100, at most 1000.' },
         offset: { type: GraphQLInt },
       },
-      resolve: (_src, args: { where?: Record<string, Record<string, unknown>>; order?: string; limit?: number; offset?: number }, ctx) => {
+      resolve: (_src, args: { where?: Record<string, Record<string, unknown>>; order?: string; limit?: number; offset?: number }, ctx, info) => {
         const q = filters(args.where);
         if (args.order) q.set('order', args.order);
         if (args.limit !== undefined && args.limit !== null) q.set('limit', String(args.limit));
         if (args.offset !== undefined && args.offset !== null) q.set('offset', String(args.offset));
-        return parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, q)).rows.map((r) => flat(t, r));
+        return readRows(ctx, () => parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, q)).rows.map((r) => flat(t, r)), selected(info));
       },
     };
     query[`${name}_by_id`] = {
@@ -360,7 +564,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type,
       args: { data: { type: new GraphQLNonNull(JSONScalar) } },
       resolve: (_src, args: { data: unknown }, ctx) => {
-        needWrite(ctx);
+        requireScope(ctx.auth, 'data:write');
         return flat(t, parsed<Wire>(db.insert(ctx.lease, ctx.auth, name, { data: args.data })));
       },
     };
@@ -368,7 +572,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, data: { type: new GraphQLNonNull(JSONScalar) } },
       resolve: (_src, args: { id: string; data: unknown }, ctx) => {
-        needWrite(ctx);
+        requireScope(ctx.auth, 'data:write');
         return flat(t, parsed<Wire>(db.update(ctx.lease, ctx.auth, name, args.id, { data: args.data })));
       },
     };
@@ -376,7 +580,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type: GraphQLBoolean,
       args: { id: { type: new GraphQLNonNull(GraphQLID) } },
       resolve: (_src, args: { id: string }, ctx) => {
-        needWrite(ctx);
+        requireScope(ctx.auth, 'data:write');
         db.delete(ctx.lease, ctx.auth, name, args.id);
         return true;
       },
@@ -414,6 +618,8 @@ function objectFields(db: DbService, t: TableInfo, tables: Map<string, TableInfo
       resolve: (row, _args, ctx) => {
         const v = row[c.name];
         if (v === null || v === undefined) return null;
+        // note: reached from a mutation too, whose own row needs only data:write (as REST's answer to a write).
+        requireScope(ctx.auth, 'data:read');
         return loader(ctx, db, target, ref.column).load(String(v));
       },
     };

@@ -1,8 +1,8 @@
 import { EdgeError } from '../../edge/errors.js';
 import { parseJsonBody } from '../../edge/json-body.js';
-import { json, noContent, route, type RouteDef } from '../../edge/route.js';
+import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../edge/route.js';
 import { QueryService } from './query.js';
-import type { GraphQLBody, GraphQLService } from './graphql.js';
+import type { GraphQLAnswer, GraphQLBody, GraphQLService } from './graphql.js';
 import type { RpcService } from './rpc.js';
 
 /** Raw SQL body limit: far above any real statement, far below what would stall the parser. */
@@ -48,37 +48,26 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
         return out === null ? noContent() : json(out);
       },
     }),
+    // note: no route scope: GraphQL checks it per operation (a query data:read, a mutation data:write).
     route({
       method: 'POST',
       path: '/db/graphql',
       auth: 'bearer?',
-      scope: 'data:read',
       body: 'json',
       maxBody: SQL_MAX_BODY,
-      handler: async (req, ctx) => {
-        const r = await gql.run(ctx.project, ctx.auth, req.json as GraphQLBody, 'POST');
-        return json(r.body, r.status);
-      },
+      handler: async (req, ctx) => graphqlResponse(await gql.run(ctx.project, ctx.auth, req.json as GraphQLBody, 'POST')),
     }),
     route({
       method: 'GET',
       path: '/db/graphql',
       auth: 'bearer?',
-      scope: 'data:read',
       handler: async (req, ctx) => {
-        let variables: unknown = null;
-        const v = req.query.get('variables');
-        if (v) {
-          try {
-            variables = JSON.parse(v) as unknown;
-          } catch {
-            return json({ errors: [{ message: 'variables must be JSON', extensions: { code: 'invalid_field' } }] }, 400);
-          }
-        }
-        const body: GraphQLBody = { query: req.query.get('query') ?? undefined, variables, operationName: req.query.get('operationName') };
-        const r = await gql.run(ctx.project, ctx.auth, body, 'GET');
-        return json(r.body, r.status);
+        const body: GraphQLBody = { query: req.query.get('query') ?? undefined, variables: req.query.get('variables') || null, operationName: req.query.get('operationName') };
+        return graphqlResponse(await gql.run(ctx.project, ctx.auth, body, 'GET'));
       },
     }),
   ];
 }
+
+/** A GraphQL answer, already serialized by the service (it measures the bytes against its cap). */
+const graphqlResponse = (r: GraphQLAnswer): EdgeResponse => ({ status: r.status, headers: { 'content-type': 'application/json; charset=utf-8' }, bytes: r.json });
