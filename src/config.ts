@@ -74,6 +74,14 @@ export interface Config {
   readonly changeLogKeep: number;
   /** How often open projects' change logs are pruned, ms. */
   readonly changeLogPruneMs: number;
+  /** Worker threads that run caller SQL (`/db/query`, `db.query`). */
+  readonly sqlWorkers: number;
+  /** SQL jobs one project may run at once (default: all workers but one, so other projects always find one). */
+  readonly sqlProjectJobs: number;
+  /** SQL jobs one project may have waiting; beyond: 429 `rate_limited`. */
+  readonly sqlProjectQueue: number;
+  /** The SQL time budget of one request, ms (a JSON-RPC batch shares it; `timeout_ms` may lower it). */
+  readonly sqlTimeoutMs: number;
 }
 
 export type ConfigOverrides = {
@@ -131,6 +139,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     clientIpHeader: env.PLATFORM_EDGE_CLIENT_IP_HEADER || 'x-forwarded-for',
     changeLogKeep: int(env.PLATFORM_EDGE_CHANGE_LOG_KEEP, 'PLATFORM_EDGE_CHANGE_LOG_KEEP') ?? 100_000,
     changeLogPruneMs: 60_000,
+    sqlWorkers: int(env.PLATFORM_EDGE_SQL_WORKERS, 'PLATFORM_EDGE_SQL_WORKERS') ?? 3,
+    // note: 0 stands for "derived from sqlWorkers" until the merge below.
+    sqlProjectJobs: int(env.PLATFORM_EDGE_SQL_PROJECT_JOBS, 'PLATFORM_EDGE_SQL_PROJECT_JOBS') ?? 0,
+    sqlProjectQueue: int(env.PLATFORM_EDGE_SQL_PROJECT_QUEUE, 'PLATFORM_EDGE_SQL_PROJECT_QUEUE') ?? 32,
+    sqlTimeoutMs: int(env.PLATFORM_EDGE_SQL_TIMEOUT_MS, 'PLATFORM_EDGE_SQL_TIMEOUT_MS') ?? 5000,
   };
   const merged = {
     ...base,
@@ -145,6 +158,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
       throw new Error(`PLATFORM_EDGE_TRUSTED_PROXIES: ${(err as Error).message}`);
     }
   }
+  if (merged.sqlWorkers < 1) throw new Error(`PLATFORM_EDGE_SQL_WORKERS must be at least 1, got ${merged.sqlWorkers}`);
+  if (merged.sqlProjectJobs === 0) merged.sqlProjectJobs = Math.max(1, merged.sqlWorkers - 1);
+  if (merged.sqlProjectJobs > merged.sqlWorkers) {
+    throw new Error(`PLATFORM_EDGE_SQL_PROJECT_JOBS must be at most PLATFORM_EDGE_SQL_WORKERS (${merged.sqlWorkers}), got ${merged.sqlProjectJobs}`);
+  }
+  if (merged.sqlTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_SQL_TIMEOUT_MS must be at least 1, got ${merged.sqlTimeoutMs}`);
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`--durability must be normal or full, got "${String(merged.durability)}"`);
