@@ -177,6 +177,22 @@ describe('input errors on the point-lookup path', () => {
     expect(await errorOf(anon)).toEqual(BAD_UUID);
   });
 
+  it('an integer past 64 bits is a 400 (22003 in Postgres) on the point lookup and elsewhere, never a 500', async () => {
+    expect((await query(s, s.keys.service, 'create table k (id int primary key, v int)')).status).toBe(200);
+    const big = '99999999999999999999999';
+    const out = { code: 'invalid_request', message: `value "${big}" is out of range for type bigint` };
+    for (const [sql, params] of [
+      ['select * from k where id = $1', [big]],
+      ['select * from k where id = $1', [big]],
+      ['select * from k where v = $1', [big]],
+      [`select * from k where id = '${big}'`, []],
+    ] as const) {
+      const res = await query(s, s.keys.service, sql, { params });
+      expect(res.status, sql).toBe(400);
+      expect(await errorOf(res)).toEqual(out);
+    }
+  });
+
   it('the same over JSON-RPC db.query', async () => {
     const r = (await rpc(s, s.keys.service, { jsonrpc: '2.0', id: 1, method: 'db.query', params: { sql: "select * from tasks where id = 'abc'" } })).body as Reply;
     expect(r.error).toEqual({ code: -32000, message: BAD_UUID.message, data: { code: 'invalid_request', status: 400 } });
