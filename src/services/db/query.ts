@@ -521,6 +521,9 @@ function mapError(err: unknown): unknown {
     return new EdgeError('invalid_request', `the results of this request are larger than ${MAX_RESULT_BYTES} bytes of JSON; select fewer rows or columns (LIMIT/OFFSET)`);
   }
   if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
+  // note: the length CHECK of a varchar(n)/char(n) column the translator made (statements.ts): Postgres' 22001.
+  const tooLong = e.code === 'SQLITE_CONSTRAINT_CHECK' ? /^CHECK constraint failed: pe_(varchar|bpchar)_(\d+)$/.exec(msg) : null;
+  if (tooLong) return new EdgeError('invalid_request', `value too long for type ${tooLong[1] === 'varchar' ? 'character varying' : 'character'}(${tooLong[2]})`);
   const input = /pe_invalid_input: (.*)$/s.exec(msg);
   if (input) return new EdgeError('invalid_request', input[1]!.slice(0, 300));
   if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
