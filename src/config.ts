@@ -78,6 +78,14 @@ export interface Config {
   readonly maxProjectDbBytes: number;
   /** Seconds in which a refresh token just rotated may be presented again and gets the pair it was already given. */
   readonly authRefreshReuseIntervalS: number;
+  /** Worker threads that run caller SQL (`/db/query`, `db.query`). */
+  readonly sqlWorkers: number;
+  /** SQL jobs one project may run at once (default: all workers but one, so other projects always find one). */
+  readonly sqlProjectJobs: number;
+  /** SQL jobs one project may have waiting; beyond: 429 `rate_limited`. */
+  readonly sqlProjectQueue: number;
+  /** The SQL time budget of one request, ms (a JSON-RPC batch shares it; `timeout_ms` may lower it). */
+  readonly sqlTimeoutMs: number;
 }
 
 export type ConfigOverrides = {
@@ -142,6 +150,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     changeLogPruneMs: 60_000,
     maxProjectDbBytes: int(env.PLATFORM_EDGE_MAX_PROJECT_DB_BYTES, 'PLATFORM_EDGE_MAX_PROJECT_DB_BYTES') ?? 0,
     authRefreshReuseIntervalS: int(env.PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S, 'PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S') ?? 10,
+    sqlWorkers: int(env.PLATFORM_EDGE_SQL_WORKERS, 'PLATFORM_EDGE_SQL_WORKERS') ?? 3,
+    // note: 0 stands for "derived from sqlWorkers" until the merge below.
+    sqlProjectJobs: int(env.PLATFORM_EDGE_SQL_PROJECT_JOBS, 'PLATFORM_EDGE_SQL_PROJECT_JOBS') ?? 0,
+    sqlProjectQueue: int(env.PLATFORM_EDGE_SQL_PROJECT_QUEUE, 'PLATFORM_EDGE_SQL_PROJECT_QUEUE') ?? 32,
+    sqlTimeoutMs: int(env.PLATFORM_EDGE_SQL_TIMEOUT_MS, 'PLATFORM_EDGE_SQL_TIMEOUT_MS') ?? 5000,
   };
   const merged = {
     ...base,
@@ -156,6 +169,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
       throw new Error(`PLATFORM_EDGE_TRUSTED_PROXIES: ${(err as Error).message}`);
     }
   }
+  if (merged.sqlWorkers < 1) throw new Error(`PLATFORM_EDGE_SQL_WORKERS must be at least 1, got ${merged.sqlWorkers}`);
+  if (merged.sqlProjectJobs === 0) merged.sqlProjectJobs = Math.max(1, merged.sqlWorkers - 1);
+  if (merged.sqlProjectJobs > merged.sqlWorkers) {
+    throw new Error(`PLATFORM_EDGE_SQL_PROJECT_JOBS must be at most PLATFORM_EDGE_SQL_WORKERS (${merged.sqlWorkers}), got ${merged.sqlProjectJobs}`);
+  }
+  if (merged.sqlTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_SQL_TIMEOUT_MS must be at least 1, got ${merged.sqlTimeoutMs}`);
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);

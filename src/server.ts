@@ -67,8 +67,14 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   credentials.onExternalChange(() => projects.reconcile());
 
   // note: caller-supplied SQL runs off the main thread (DESIGN.md §10).
-  const sqlPool = new SqlPool({ size: 2, synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL', maxDbBytes: config.maxProjectDbBytes });
-  const query = new QueryService(sqlPool, config.dataDir, bus);
+  const sqlPool = new SqlPool({
+    size: config.sqlWorkers,
+    perProject: config.sqlProjectJobs,
+    queuePerProject: config.sqlProjectQueue,
+    synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL',
+    maxDbBytes: config.maxProjectDbBytes,
+  });
+  const query = new QueryService(sqlPool, config.dataDir, bus, config.sqlTimeoutMs);
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];

@@ -5,12 +5,13 @@ import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
 import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
-import { EdgeError, missingScope, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
+import { EdgeError, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { newRequestId } from './request-id.js';
 import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RouteDef, Scope, UserClaims } from './route.js';
 import { SCOPES } from './route.js';
 import { Router, split } from './router.js';
+import { requireScope } from './scopes.js';
 
 /** Verifies a user access token (`lca_…`) for a project; filled by the auth service. */
 export type BearerVerifier = (projectId: string, token: string) => UserClaims | Promise<UserClaims>;
@@ -222,7 +223,7 @@ export class Pipeline {
     if (keyHeader === undefined || keyHeader === '') throw unauthorized('missing X-Service-Key header');
     const key = credentials.key(keyHeader);
     if (!key) throw unauthorized('invalid API key');
-    if (route.scope && !key.scopes.has(route.scope)) throw missingScope(route.scope);
+    if (route.scope !== undefined) requireScope(key.scopes, route.scope);
     // note: only routes that use a user verify the token, so a stale Authorization header
     // cannot break key-only calls such as POST /auth/refresh.
     if (route.auth !== 'key' && authz !== undefined && authz !== '') {

@@ -14,6 +14,8 @@ export const SCOPES = [
   'auth:admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+/** A route's scope: one scope, or any one of a list (its operations then check their own, see scopes.ts). */
+export type ScopeRule = Scope | readonly Scope[];
 
 export const PUBLISHABLE_SCOPES: readonly Scope[] = [
   'data:read',
@@ -131,7 +133,7 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   /** Absolute path with `:param` segments, e.g. `/db/tables/:t/rows`. */
   readonly path: string;
   readonly auth: A;
-  readonly scope?: Scope;
+  readonly scope?: ScopeRule;
   readonly body?: BodyKind;
   /** Accept any JSON value, not only an object. */
   readonly jsonAny?: boolean;

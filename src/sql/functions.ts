@@ -350,13 +350,20 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
   db.function('pe_int', { deterministic: true, safeIntegers: true }, (v: unknown) => {
     if (v === null) return null;
     if (typeof v === 'bigint') return v;
+    let b: bigint;
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return bad('integer', v);
-      return BigInt(Math.round(v));
+      b = BigInt(Math.round(v));
+    } else {
+      const s = String(v).trim();
+      if (!/^[+-]?\d+$/.test(s)) return bad('integer', v);
+      b = BigInt(s);
     }
-    const s = String(v).trim();
-    if (!/^[+-]?\d+$/.test(s)) return bad('integer', v);
-    return BigInt(s);
+    // note: past 64 bits SQLite cannot hold it (better-sqlite3 would throw a RangeError, a 500): Postgres' 22003.
+    if (b > 9223372036854775807n || b < -9223372036854775808n) {
+      throw new Error(`pe_invalid_input: value "${String(v)}" is out of range for type bigint`);
+    }
+    return b;
   });
   db.function('pe_float', det, (v: unknown) => {
     if (v === null) return null;

@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { corpus } from './corpus.js';
-import { runOurs, runPg, same, startPg } from './harness.js';
+import { ourClass, runOurs, runPg, same, startPg, type Outcome } from './harness.js';
 
 // The differential corpus (issue 5 §2): each statement on PostgreSQL (PGlite) and
 // through POST /db/query, results compared after normalisation (docs/sql.md).
@@ -19,6 +19,22 @@ afterAll(async () => {
 describe('PostgreSQL differential corpus', () => {
   it('has at least 250 statements', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(250);
+  });
+
+  it('counts two failures as a match only when they are the same kind (SQLSTATE class)', () => {
+    const e = { sql: 'x' };
+    const pg = (code: string): Outcome => ({ ok: false, code, message: '', sqlClass: code.slice(0, 2) });
+    const ours = (code: string, message = '', details?: Record<string, unknown>): Outcome => ({ ok: false, code, message, sqlClass: ourClass(code, message, details) });
+    expect(same(e, pg('23505'), ours('conflict'))).toBe(true);
+    expect(same(e, pg('23502'), ours('invalid_field'))).toBe(true);
+    expect(same(e, pg('22P02'), ours('invalid_request', 'invalid input syntax for type uuid: "x"'))).toBe(true);
+    expect(same(e, pg('42P01'), ours('invalid_request', 'no such table: t'))).toBe(true);
+    expect(same(e, pg('42601'), ours('unsupported_sql', 'syntax error', { construct: 'syntax' }))).toBe(true);
+    // A 409 turned into a refusal, a syntax error into a data error, an unknown answer: no match.
+    expect(same(e, pg('23505'), ours('unsupported_sql', 'not supported: x', { construct: 'x' }))).toBe(false);
+    expect(same(e, pg('42601'), ours('invalid_request', 'invalid input syntax for type integer: "a"'))).toBe(false);
+    expect(same(e, pg('22012'), ours('invalid_request', 'something else'))).toBe(false);
+    expect(same(e, pg('22012'), ours('internal'))).toBe(false);
   });
 
   corpus.forEach((e, i) => {

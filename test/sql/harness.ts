@@ -11,7 +11,12 @@ export interface Entry {
   unsupported?: boolean;
 }
 
-export type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false; code: string; message: string };
+/**
+ * A failure carries its kind: the SQLSTATE class (two characters) — Postgres' own, or the
+ * one our answer stands for (see ourClass) — so that two failures match only when they are
+ * the same kind of error, never merely both errors.
+ */
+export type Outcome = { ok: true; columns: string[]; rows: unknown[][] } | { ok: false; code: string; message: string; sqlClass: string };
 
 const PG_DATE = 1082;
 const PG_TIMESTAMP = 1114;
@@ -31,7 +36,8 @@ export async function runPg(pg: PGlite, e: Entry): Promise<Outcome> {
     const rows = (r.rows as unknown as unknown[][]).map((row) => row.map((v, i) => normPg(v, types[i]!)));
     return { ok: true, columns: r.fields.map((f) => f.name), rows };
   } catch (err) {
-    return { ok: false, code: 'pg_error', message: (err as Error).message };
+    const code = String((err as { code?: unknown }).code ?? '');
+    return { ok: false, code: code || 'pg_error', message: (err as Error).message, sqlClass: code.slice(0, 2) || '??' };
   }
 }
 
@@ -42,8 +48,12 @@ export async function runOurs(s: TestServer, e: Entry): Promise<Outcome> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ sql: e.sql, params: e.params ?? [] }),
   });
-  const body = (await res.json()) as { error?: { code: string; message: string }; columns?: { name: string }[]; rows?: Record<string, unknown>[] };
-  if (res.status !== 200 || body.error) return { ok: false, code: body.error?.code ?? String(res.status), message: body.error?.message ?? '' };
+  const body = (await res.json()) as { error?: { code: string; message: string; details?: Record<string, unknown> }; columns?: { name: string }[]; rows?: Record<string, unknown>[] };
+  if (res.status !== 200 || body.error) {
+    const code = body.error?.code ?? String(res.status);
+    const message = body.error?.message ?? '';
+    return { ok: false, code, message, sqlClass: ourClass(code, message, body.error?.details) };
+  }
   const cols = body.columns!.map((c) => c.name);
   // note: rows are objects keyed by name; a duplicated name keeps the last value on both sides.
   return { ok: true, columns: cols, rows: body.rows!.map((r) => cols.map((c) => norm(r[c]))) };
@@ -74,9 +84,46 @@ export function norm(v: unknown): unknown {
   return v;
 }
 
-/** Whether two outcomes match: both errors, or the same columns and rows (order only where the query orders). */
+/**
+ * The SQLSTATE class an answer of ours stands for (docs/api.md "Raw SQL" errors): 23
+ * integrity (409 `conflict`; 400 `invalid_field` is NOT NULL / CHECK), 22 data exception
+ * (a value the type cannot read, out of range, division by zero), 42 syntax or access
+ * (unknown table/column, grouping, SQL that does not parse, a missing scope), 0A feature
+ * not supported (`unsupported_sql` naming a construct), 57 `statement_timeout`. Anything
+ * else is `??`, which matches nothing.
+ */
+export function ourClass(code: string, message: string, details?: Record<string, unknown>): string {
+  switch (code) {
+    case 'conflict':
+    case 'invalid_field':
+    case 'rls_denied':
+      return '23';
+    case 'statement_timeout':
+      return '57';
+    case 'missing_scope':
+      return '42';
+    case 'unsupported_sql':
+      return details?.construct === 'syntax' ? '42' : '0A';
+    case 'invalid_request':
+      for (const [re, cls] of MESSAGE_CLASSES) if (re.test(message)) return cls;
+      return '??';
+    default:
+      return '??';
+  }
+}
+
+/** `invalid_request` reasons by class (SQLite's and the translator's wording). */
+const MESSAGE_CLASSES: Array<[RegExp, string]> = [
+  [/^invalid input syntax|out of range|^division by zero|^invalid input value|^malformed|^value too long|^numeric field overflow/i, '22'],
+  [/^no such (table|column)|^unknown (table|column)|does not exist|already exists|^ambiguous column|must appear in the GROUP BY|^duplicate column|non-DEFAULT value into column|can only be updated to DEFAULT/i, '42'],
+];
+
+/**
+ * Whether two outcomes match: the same columns and rows (order only where the query
+ * orders), or two failures of the same kind (the same SQLSTATE class).
+ */
 export function same(e: Entry, a: Outcome, b: Outcome): boolean {
-  if (!a.ok || !b.ok) return !a.ok && !b.ok;
+  if (!a.ok || !b.ok) return !a.ok && !b.ok && a.sqlClass === b.sqlClass;
   if (JSON.stringify(a.columns) !== JSON.stringify(b.columns)) return false;
   const ra = a.rows.map((r) => JSON.stringify(r));
   const rb = b.rows.map((r) => JSON.stringify(r));

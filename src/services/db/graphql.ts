@@ -195,7 +195,7 @@ export class GraphQLService {
    */
   async run(lease: ProjectLease, auth: AuthContext, body: GraphQLBody, method: 'GET' | 'POST'): Promise<GraphQLAnswer> {
     // note: a key with neither data scope learns nothing, not even whether its query parses.
-    if (!auth.scopes.has('data:read') && !auth.scopes.has('data:write')) requireScope(auth, 'data:read');
+    if (!auth.scopes.has('data:read') && !auth.scopes.has('data:write')) requireScope(auth.scopes, 'data:read');
     const { query, operationName = null } = body;
     let { variables = null } = body;
     if (typeof query !== 'string' || query.trim() === '') return fail(400, 'query must be a non-empty string', 'invalid_field');
@@ -214,7 +214,7 @@ export class GraphQLService {
     const cacheKey = variables === null || Object.keys(variables).length === 0 ? `${operationName ?? ''}\u0000${query}` : null;
     const cached = cacheKey === null ? undefined : introspections.get(schema)?.get(cacheKey);
     if (cached !== undefined) {
-      requireScope(auth, 'data:read');
+      requireScope(auth.scopes, 'data:read');
       return { status: 200, json: cached };
     }
     let doc: DocumentNode;
@@ -229,7 +229,7 @@ export class GraphQLService {
     const op = operation(doc, operationName as string | null);
     if (op) {
       if (method === 'GET' && op.operation !== 'query') return fail(405, 'mutations need POST', 'method_not_allowed');
-      requireScope(auth, op.operation === 'mutation' ? 'data:write' : 'data:read');
+      requireScope(auth.scopes, op.operation === 'mutation' ? 'data:write' : 'data:read');
     }
     const errors = validate(schema, doc, specifiedRules);
     if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
@@ -564,7 +564,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type,
       args: { data: { type: new GraphQLNonNull(JSONScalar) } },
       resolve: (_src, args: { data: unknown }, ctx) => {
-        requireScope(ctx.auth, 'data:write');
+        requireScope(ctx.auth.scopes, 'data:write');
         return flat(t, parsed<Wire>(db.insert(ctx.lease, ctx.auth, name, { data: args.data })));
       },
     };
@@ -572,7 +572,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, data: { type: new GraphQLNonNull(JSONScalar) } },
       resolve: (_src, args: { id: string; data: unknown }, ctx) => {
-        requireScope(ctx.auth, 'data:write');
+        requireScope(ctx.auth.scopes, 'data:write');
         return flat(t, parsed<Wire>(db.update(ctx.lease, ctx.auth, name, args.id, { data: args.data })));
       },
     };
@@ -580,7 +580,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       type: GraphQLBoolean,
       args: { id: { type: new GraphQLNonNull(GraphQLID) } },
       resolve: (_src, args: { id: string }, ctx) => {
-        requireScope(ctx.auth, 'data:write');
+        requireScope(ctx.auth.scopes, 'data:write');
         db.delete(ctx.lease, ctx.auth, name, args.id);
         return true;
       },
@@ -619,7 +619,7 @@ function objectFields(db: DbService, t: TableInfo, tables: Map<string, TableInfo
         const v = row[c.name];
         if (v === null || v === undefined) return null;
         // note: reached from a mutation too, whose own row needs only data:write (as REST's answer to a write).
-        requireScope(ctx.auth, 'data:read');
+        requireScope(ctx.auth.scopes, 'data:read');
         return loader(ctx, db, target, ref.column).load(String(v));
       },
     };

@@ -8,7 +8,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
-import type { SqlPool } from '../../sql/worker/pool.js';
+import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
 import { publishChanges } from '../../events/change-log.js';
@@ -29,10 +29,15 @@ export interface QueryResult {
   row_count: number;
 }
 
-export const DEFAULT_TIMEOUT_MS = 5000;
 const PARSE_TIMEOUT_MS = 3000;
 /** Rows one statement may return through /db/query (page with LIMIT/OFFSET beyond). */
 export const MAX_ROWS = 10_000;
+/**
+ * About how many bytes of JSON the results of one request may make (a JSON-RPC batch's
+ * db.query calls together): the worker counts while it reads and stops past it, so the main
+ * thread never copies or serialises more.
+ */
+export const MAX_RESULT_BYTES = 8 * 1024 * 1024;
 const MAX_PARAMS = 1000;
 /** A character String.prototype.trim would keep (`\s` is the same whitespace set), tested without the trimmed copy. */
 const NON_BLANK = /\S/;
@@ -58,6 +63,8 @@ export class QueryService {
     readonly pool: SqlPool,
     readonly dataDir: string,
     bus: EventBus,
+    /** The SQL time limit of one request (config `sqlTimeoutMs`); `timeout_ms` may only lower it. */
+    readonly timeoutMs: number,
   ) {
     this.#bus = bus;
     this.#db = new DbService(bus);
@@ -68,26 +75,31 @@ export class QueryService {
     return join(this.dataDir, 'projects', projectId, 'project.db');
   }
 
+  /** The time budget of a request that starts now: `timeout_ms`, or the server's limit. */
+  budget(projectId: string, timeoutMs = this.timeoutMs): Admission {
+    return budget(projectId, timeoutMs, MAX_RESULT_BYTES);
+  }
+
   /** Validates a `{sql, params?, timeout_ms?}` body. */
-  static parseBody(body: unknown): { sql: string; params: unknown[]; timeoutMs: number } {
+  parseBody(body: unknown): { sql: string; params: unknown[]; timeoutMs: number } {
     const b = body as Record<string, unknown>;
     for (const k in b) if (k !== 'sql' && k !== 'params' && k !== 'timeout_ms') throw invalidField(k, 'unknown field');
     if (typeof b.sql !== 'string' || !NON_BLANK.test(b.sql)) throw invalidField('sql', 'must be a non-empty string');
     const params = b.params ?? [];
     if (!Array.isArray(params) || params.length > MAX_PARAMS) throw invalidField('params', `must be an array of at most ${MAX_PARAMS} values`);
-    let timeoutMs = DEFAULT_TIMEOUT_MS;
+    let timeoutMs = this.timeoutMs;
     if (b.timeout_ms !== undefined) {
-      if (typeof b.timeout_ms !== 'number' || !Number.isInteger(b.timeout_ms) || b.timeout_ms < 1 || b.timeout_ms > DEFAULT_TIMEOUT_MS) {
-        throw invalidField('timeout_ms', `must be an integer from 1 to ${DEFAULT_TIMEOUT_MS}`);
+      if (typeof b.timeout_ms !== 'number' || !Number.isInteger(b.timeout_ms) || b.timeout_ms < 1 || b.timeout_ms > this.timeoutMs) {
+        throw invalidField('timeout_ms', `must be an integer from 1 to ${this.timeoutMs}`);
       }
       timeoutMs = b.timeout_ms;
     }
     return { sql: b.sql, params, timeoutMs };
   }
 
-  /** Runs a script; one statement answers its result, several `{results: […]}`. */
-  async run(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult | { results: QueryResult[] }> {
-    const results = await this.execute(lease, auth, sql, params, timeoutMs);
+  /** Runs a script within the request's budget; one statement answers its result, several `{results: […]}`. */
+  async run(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult | { results: QueryResult[] }> {
+    const results = await this.execute(lease, auth, sql, params, at);
     return results.length === 1 ? results[0]! : { results };
   }
 
@@ -113,9 +125,9 @@ export class QueryService {
     return r ? shapeText(only.command, only.columns, r) : null;
   }
 
-  async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], timeoutMs = DEFAULT_TIMEOUT_MS): Promise<QueryResult[]> {
+  async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), translationKey(lease, version), (text) => this.pool.parse(text, PARSE_TIMEOUT_MS));
+    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -129,8 +141,18 @@ export class QueryService {
       }
     }
     const only = t.statements.length === 1 ? t.statements[0]! : null;
-    const fast = only ? pointLookup(lease, version, only, params, source, auth) : null;
-    if (fast) return [shape(only!.command, only!.columns, fast)];
+    let fast: WorkerResult | null = null;
+    try {
+      fast = only ? pointLookup(lease, version, only, params, source, auth) : null;
+    } catch (err) {
+      // note: the same mapping as the worker's: a value the column's type cannot read (`id = 'abc'` on a
+      // uuid key) is the 400 it is through $1 or in the pool, never a 500.
+      throw mapError(err);
+    }
+    if (fast) {
+      spend(at, fast);
+      return [shape(only!.command, only!.columns, fast)];
+    }
     const policies = this.#policyWrites(lease, t);
     const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
@@ -147,7 +169,7 @@ export class QueryService {
     let captured: WorkerChange[] = [];
     try {
       const capture = t.readOnly ? undefined : this.#capture(lease, t);
-      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, timeoutMs, maxRows: MAX_ROWS, statements });
+      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, maxRows: MAX_ROWS, statements }, at);
       raw = out.results;
       captured = out.changes;
     } catch (err) {
@@ -483,13 +505,25 @@ function shape(command: string, types: ColumnType[] | null, r: WorkerResult): Qu
   };
 }
 
+/** Charges an inline result (one row) to the request's result-size budget, as the worker charges its own. */
+function spend(at: Admission, r: WorkerResult): void {
+  for (const row of r.rows) for (const v of row) at.bytesLeft -= typeof v === 'string' ? v.length + 2 : 8;
+  if (at.bytesLeft < 0) throw mapError({ code: 'pe_result_too_large' });
+}
+
 /** Worker errors → EdgeError: constraint and busy codes as everywhere, other SQL errors 400 naming SQLite's reason. */
 function mapError(err: unknown): unknown {
   if (err instanceof EdgeError) return err;
   const e = err as { code?: string; message?: string };
   const msg = String(e.message ?? '');
   if (e.code === 'pe_too_many_rows') return new EdgeError('invalid_request', msg);
+  if (e.code === 'pe_result_too_large') {
+    return new EdgeError('invalid_request', `the results of this request are larger than ${MAX_RESULT_BYTES} bytes of JSON; select fewer rows or columns (LIMIT/OFFSET)`);
+  }
   if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
+  // note: the length CHECK of a varchar(n)/char(n) column the translator made (statements.ts): Postgres' 22001.
+  const tooLong = e.code === 'SQLITE_CONSTRAINT_CHECK' ? /^CHECK constraint failed: pe_(varchar|bpchar)_(\d+)$/.exec(msg) : null;
+  if (tooLong) return new EdgeError('invalid_request', `value too long for type ${tooLong[1] === 'varchar' ? 'character varying' : 'character'}(${tooLong[2]})`);
   const input = /pe_invalid_input: (.*)$/s.exec(msg);
   if (input) return new EdgeError('invalid_request', input[1]!.slice(0, 300));
   if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {

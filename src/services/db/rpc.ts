@@ -1,14 +1,18 @@
 import { EdgeError, normalize } from '../../edge/errors.js';
 import type { AuthContext, Scope } from '../../edge/route.js';
+import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
+import type { Admission } from '../../sql/worker/pool.js';
 import type { DbService } from './db.js';
-import { DEFAULT_TIMEOUT_MS, type QueryService } from './query.js';
+import type { QueryService } from './query.js';
 
 /**
  * JSON-RPC 2.0 over the database service (`POST /db/rpc`): the same operations, scopes
  * and RLS as the REST routes, one method per operation (docs/api.md).
  */
 export const MAX_BATCH = 100;
+/** The scopes /db/rpc admits a key with (any one); each method then needs its own. */
+export const RPC_SCOPES: readonly Scope[] = ['data:read', 'data:write'];
 
 type Id = string | number | null;
 interface RpcError {
@@ -26,7 +30,7 @@ export interface RpcResponse {
 type Params = Record<string, unknown>;
 interface Method {
   scope: Scope;
-  run(p: Params, lease: ProjectLease, auth: AuthContext): unknown;
+  run(p: Params, lease: ProjectLease, auth: AuthContext, at: Admission): unknown;
 }
 
 const invalidParams = (message: string): RpcError => ({ code: -32602, message });
@@ -55,10 +59,11 @@ function listQuery(p: Params): URLSearchParams {
 }
 
 export class RpcService {
-  readonly #methods: Record<string, Method>;
+  /** A Map, so that only the methods below are found (never `constructor`, `__proto__`, `toString`, …). */
+  readonly #methods: ReadonlyMap<string, Method>;
 
   constructor(db: DbService, query: QueryService) {
-    this.#methods = {
+    const methods: Record<string, Method> = {
       'db.tables': { scope: 'data:read', run: (_p, lease) => db.listTables(lease) },
       'db.schema': { scope: 'data:read', run: (_p, lease) => db.schema(lease) },
       'db.list': { scope: 'data:read', run: (p, lease, auth) => parsed(db.list(lease, auth, str(p, 'table'), listQuery(p))) },
@@ -74,32 +79,37 @@ export class RpcService {
       },
       'db.query': {
         scope: 'data:read',
-        run: (p, lease, auth) => {
+        run: (p, lease, auth, at) => {
           const params = p.params ?? [];
           if (!Array.isArray(params)) throw new ParamError('params.params must be an array');
-          return query.run(lease, auth, str(p, 'sql'), params, DEFAULT_TIMEOUT_MS);
+          return query.run(lease, auth, str(p, 'sql'), params, at);
         },
       },
     };
+    this.#methods = new Map(Object.entries(methods));
   }
 
-  /** Handles a parsed body: one call, or a batch (array in, array out). Null: nothing to answer (notifications). */
-  async handle(body: unknown, lease: () => ProjectLease, auth: AuthContext): Promise<RpcResponse | RpcResponse[] | null> {
+  /**
+   * Handles a parsed body: one call, or a batch (array in, array out). Null: nothing to
+   * answer (notifications). `at` is the request's one SQL time budget: the db.query calls of
+   * a batch share it, each getting what the earlier ones left.
+   */
+  async handle(body: unknown, lease: () => ProjectLease, auth: AuthContext, at: Admission): Promise<RpcResponse | RpcResponse[] | null> {
     if (Array.isArray(body)) {
       if (body.length === 0) return fail(null, { code: -32600, message: 'invalid request: empty batch' });
       if (body.length > MAX_BATCH) return fail(null, { code: -32600, message: `invalid request: a batch holds at most ${MAX_BATCH} calls` });
       const out: RpcResponse[] = [];
       // note: calls run one after another, in order, like the REST requests they stand for.
       for (const call of body) {
-        const r = await this.#call(call, lease, auth);
+        const r = await this.#call(call, lease, auth, at);
         if (r) out.push(r);
       }
       return out.length ? out : null;
     }
-    return this.#call(body, lease, auth);
+    return this.#call(body, lease, auth, at);
   }
 
-  async #call(call: unknown, lease: () => ProjectLease, auth: AuthContext): Promise<RpcResponse | null> {
+  async #call(call: unknown, lease: () => ProjectLease, auth: AuthContext, at: Admission): Promise<RpcResponse | null> {
     if (call === null || typeof call !== 'object' || Array.isArray(call)) return fail(null, { code: -32600, message: 'invalid request: a call is an object' });
     const c = call as Record<string, unknown>;
     const hasId = 'id' in c;
@@ -108,13 +118,14 @@ export class RpcService {
       return fail(id, { code: -32600, message: 'invalid request: needs "jsonrpc": "2.0", a string "method" and an optional string or number "id"' });
     }
     const reply = (r: RpcResponse): RpcResponse | null => (hasId ? r : null);
-    const m = this.#methods[c.method];
-    if (!m) return reply(fail(id, { code: -32601, message: `method not found: ${c.method}` }));
+    const m = this.#methods.get(c.method);
+    if (!m) return reply(fail(id, { code: -32601, message: `method not found: ${c.method.slice(0, 100)}` }));
     const params = c.params ?? {};
     if (params === null || typeof params !== 'object' || Array.isArray(params)) return reply(fail(id, invalidParams('params must be an object (named parameters)')));
-    if (!auth.scopes.has(m.scope)) return reply(fail(id, dataError(new EdgeError('missing_scope', `this method needs the "${m.scope}" scope`, { details: { scope: m.scope } }))));
     try {
-      const result = await m.run(params as Params, lease(), auth);
+      // note: the route admits any data scope (RPC_SCOPES); each method needs its own, checked as the pipeline checks a route's.
+      requireScope(auth.scopes, m.scope);
+      const result = await m.run(params as Params, lease(), auth, at);
       return reply({ jsonrpc: '2.0', id, result: result ?? null });
     } catch (err) {
       if (err instanceof ParamError) return reply(fail(id, invalidParams(err.message)));

@@ -3,7 +3,7 @@ import { parseJsonBody } from '../../edge/json-body.js';
 import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../edge/route.js';
 import { QueryService } from './query.js';
 import type { GraphQLAnswer, GraphQLBody, GraphQLService } from './graphql.js';
-import type { RpcService } from './rpc.js';
+import { RPC_SCOPES, type RpcService } from './rpc.js';
 
 /** Raw SQL body limit: far above any real statement, far below what would stall the parser. */
 export const SQL_MAX_BODY = 1024 * 1024;
@@ -19,18 +19,19 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
       body: 'json',
       maxBody: SQL_MAX_BODY,
       handler: (req, ctx) => {
-        const b = QueryService.parseBody(req.json);
+        const b = query.parseBody(req.json);
         // note: synchronous when it can be (a cached point lookup), so the reply goes out at once.
         const fast = query.fast(ctx.project, ctx.auth, b.sql, b.params);
         if (fast !== null) return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, bytes: fast };
-        return query.run(ctx.project, ctx.auth, b.sql, b.params, b.timeoutMs).then((r) => json(r));
+        return query.run(ctx.project, ctx.auth, b.sql, b.params, query.budget(ctx.auth.projectId, b.timeoutMs)).then((r) => json(r));
       },
     }),
     route({
       method: 'POST',
       path: '/db/rpc',
       auth: 'bearer?',
-      scope: 'data:read',
+      // note: any data scope; each method checks its own (rpc.ts), as REST checks each route's.
+      scope: RPC_SCOPES,
       // note: raw, so that a body that is not JSON answers JSON-RPC's -32700 instead of 400.
       body: 'raw',
       maxBody: SQL_MAX_BODY,
@@ -44,7 +45,8 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
           }
           throw err;
         }
-        const out = await rpc.handle(body, () => ctx.project, ctx.auth);
+        // note: one SQL time budget for the whole request; a batch's db.query calls share it.
+        const out = await rpc.handle(body, () => ctx.project, ctx.auth, query.budget(ctx.auth.projectId));
         return out === null ? noContent() : json(out);
       },
     }),

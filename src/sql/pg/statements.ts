@@ -475,7 +475,10 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
     const e = em.coerce(em.expr((dv.value as Node) ?? dv, []), type);
     parts.push(`DEFAULT (${e.sql})`);
   }
-  if (def.length && type === 'text' && /CHAR/i.test(raw)) parts.push(`CHECK (length(${q}) <= ${Number(def.length)})`);
+  if (def.length && type === 'text' && /CHAR/i.test(raw)) {
+    // note: named, so that a violation reads as Postgres' "value too long for type …" (22001), not as a CHECK (query.ts).
+    parts.push(`CONSTRAINT pe_${/VAR/i.test(raw) ? 'varchar' : 'bpchar'}_${Number(def.length)} CHECK (length(${q}) <= ${Number(def.length)})`);
+  }
   if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
   if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
   if (type === 'text[]') parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);

@@ -20,6 +20,8 @@ export interface WorkerJob {
   timeoutMs: number;
   /** Rows one statement may return; more is an error (never a silently shorter result). */
   maxRows: number;
+  /** About how many bytes of JSON the script's results may make together; more is an error. */
+  maxBytes: number;
   /** Per statement, its SQLite steps. */
   statements: Array<Array<{ sql: string; params: unknown[]; result: boolean }>>;
 }
@@ -43,7 +45,7 @@ export interface WorkerChange {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[] }
+  | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[]; bytes: number }
   | { id: number; ok: true; ast: unknown }
   | { id: number; ok: false; code: string; message: string }
   | { id: number; ok: true; closed: true };
@@ -127,6 +129,9 @@ export function workerMain(
       deadline.n = 0;
       const results: WorkerResult[] = [];
       const changes: WorkerChange[] = [];
+      // note: the JSON the results make, estimated as rows are read (strings by length, other values by a
+      // fixed size, each row's column names), so a huge result ends here and never reaches the main thread.
+      let bytes = 0;
       const capture = job.capture;
       const run = () => {
         if (job.schemaChange && c.triggers.size) {
@@ -159,16 +164,23 @@ export function workerMain(
             let r: WorkerResult;
             if (s.reader) {
               const rows: unknown[][] = [];
-              for (const row of s.raw(true).iterate(...step.params) as IterableIterator<unknown[]>) {
-                if (rows.length === job.maxRows) {
-                  throw Object.assign(new Error(`the statement returns more than ${job.maxRows} rows; add a LIMIT`), { code: 'pe_too_many_rows' });
-                }
-                rows.push(row);
-              }
               let cols = columnsOf.get(s);
               if (!cols) {
                 cols = s.columns().map((col) => ({ name: col.name, decl: col.type }));
                 columnsOf.set(s, cols);
+              }
+              let perRow = 2;
+              for (const col of cols) perRow += col.name.length + 4;
+              for (const row of s.raw(true).iterate(...step.params) as IterableIterator<unknown[]>) {
+                if (rows.length === job.maxRows) {
+                  throw Object.assign(new Error(`the statement returns more than ${job.maxRows} rows; add a LIMIT`), { code: 'pe_too_many_rows' });
+                }
+                bytes += perRow;
+                for (const v of row) bytes += typeof v === 'string' ? v.length + 2 : v === null ? 4 : typeof v === 'object' ? (v as Uint8Array).length * 2 + 2 : 8;
+                if (bytes > job.maxBytes) {
+                  throw Object.assign(new Error(`the result is larger than ${job.maxBytes} bytes; select fewer rows or columns (LIMIT/OFFSET)`), { code: 'pe_result_too_large' });
+                }
+                rows.push(row);
               }
               r = { columns: cols, rows, changes: rows.length, reader: true };
             } else {
@@ -205,7 +217,7 @@ export function workerMain(
         // note: a dropped or altered table loses its TEMP triggers; they are made again on next use.
         c.triggers.clear();
       }
-      deps.parentPort.postMessage({ id: job.id, ok: true, results, changes });
+      deps.parentPort.postMessage({ id: job.id, ok: true, results, changes, bytes });
     } catch (err) {
       // note: a rolled-back transaction also undid any TEMP trigger it created.
       if (job.capture) conns.get(job.file)?.triggers.clear();
