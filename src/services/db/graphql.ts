@@ -194,8 +194,6 @@ export class GraphQLService {
    * GET passes `variables` as the JSON text of its query string.
    */
   async run(lease: ProjectLease, auth: AuthContext, body: GraphQLBody, method: 'GET' | 'POST'): Promise<GraphQLAnswer> {
-    // note: a key with neither data scope learns nothing, not even whether its query parses.
-    if (!auth.scopes.has('data:read') && !auth.scopes.has('data:write')) requireScope(auth.scopes, 'data:read');
     const { query, operationName = null } = body;
     let { variables = null } = body;
     if (typeof query !== 'string' || query.trim() === '') return fail(400, 'query must be a non-empty string', 'invalid_field');

@@ -12,7 +12,8 @@ import type { QueryService } from './query.js';
  */
 export const MAX_BATCH = 100;
 /** The scopes /db/rpc admits a key with (any one); each method then needs its own. */
-export const RPC_SCOPES: readonly Scope[] = ['data:read', 'data:write'];
+/** The route scope of the doors that serve several operations (JSON-RPC, GraphQL): any data scope; each operation then needs its own. */
+export const DATA_SCOPES: readonly Scope[] = ['data:read', 'data:write'];
 
 type Id = string | number | null;
 interface RpcError {
@@ -123,7 +124,7 @@ export class RpcService {
     const params = c.params ?? {};
     if (params === null || typeof params !== 'object' || Array.isArray(params)) return reply(fail(id, invalidParams('params must be an object (named parameters)')));
     try {
-      // note: the route admits any data scope (RPC_SCOPES); each method needs its own, checked as the pipeline checks a route's.
+      // note: the route admits any data scope (DATA_SCOPES); each method needs its own, checked as the pipeline checks a route's.
       requireScope(auth.scopes, m.scope);
       const result = await m.run(params as Params, lease(), auth, at);
       return reply({ jsonrpc: '2.0', id, result: result ?? null });

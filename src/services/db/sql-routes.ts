@@ -3,7 +3,7 @@ import { parseJsonBody } from '../../edge/json-body.js';
 import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../edge/route.js';
 import { QueryService } from './query.js';
 import type { GraphQLAnswer, GraphQLBody, GraphQLService } from './graphql.js';
-import { RPC_SCOPES, type RpcService } from './rpc.js';
+import { DATA_SCOPES, type RpcService } from './rpc.js';
 
 /** Raw SQL body limit: far above any real statement, far below what would stall the parser. */
 export const SQL_MAX_BODY = 1024 * 1024;
@@ -31,7 +31,7 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
       path: '/db/rpc',
       auth: 'bearer?',
       // note: any data scope; each method checks its own (rpc.ts), as REST checks each route's.
-      scope: RPC_SCOPES,
+      scope: DATA_SCOPES,
       // note: raw, so that a body that is not JSON answers JSON-RPC's -32700 instead of 400.
       body: 'raw',
       maxBody: SQL_MAX_BODY,
@@ -50,11 +50,12 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
         return out === null ? noContent() : json(out);
       },
     }),
-    // note: no route scope: GraphQL checks it per operation (a query data:read, a mutation data:write).
+    // note: any data scope here; GraphQL checks each operation's own (a query data:read, a mutation data:write).
     route({
       method: 'POST',
       path: '/db/graphql',
       auth: 'bearer?',
+      scope: DATA_SCOPES,
       body: 'json',
       maxBody: SQL_MAX_BODY,
       handler: async (req, ctx) => graphqlResponse(await gql.run(ctx.project, ctx.auth, req.json as GraphQLBody, 'POST')),
@@ -63,6 +64,7 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
       method: 'GET',
       path: '/db/graphql',
       auth: 'bearer?',
+      scope: DATA_SCOPES,
       handler: async (req, ctx) => {
         const body: GraphQLBody = { query: req.query.get('query') ?? undefined, variables: req.query.get('variables') || null, operationName: req.query.get('operationName') };
         return graphqlResponse(await gql.run(ctx.project, ctx.auth, body, 'GET'));
