@@ -28,6 +28,10 @@ export const DEFAULT_RATE_LIMIT: RateLimitConfig = {
   perEmail: 10,
 };
 
+/** Who makes an outbound HTTP request (src/net/outbound.ts); each has its own loopback rule. */
+export const OUTBOUND_PURPOSES = ['webhook', 'function', 'push', 'oidc'] as const;
+export type OutboundPurpose = (typeof OUTBOUND_PURPOSES)[number];
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -86,6 +90,14 @@ export interface Config {
   readonly sqlProjectQueue: number;
   /** The SQL time budget of one request, ms (a JSON-RPC batch shares it; `timeout_ms` may lower it). */
   readonly sqlTimeoutMs: number;
+  /** Purposes whose outbound requests may go to `127.0.0.1`, `localhost` or `[::1]` (also over http://). */
+  readonly outboundLoopback: readonly OutboundPurpose[];
+  /** Outbound requests: TCP connect limit, ms. */
+  readonly outboundConnectTimeoutMs: number;
+  /** Outbound requests: limit of one request from DNS to the response's last byte (redirects included), ms. */
+  readonly outboundTimeoutMs: number;
+  /** Outbound requests: largest response body read, bytes. */
+  readonly outboundMaxResponseBytes: number;
 }
 
 export type ConfigOverrides = {
@@ -155,6 +167,10 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     sqlProjectJobs: int(env.PLATFORM_EDGE_SQL_PROJECT_JOBS, 'PLATFORM_EDGE_SQL_PROJECT_JOBS') ?? 0,
     sqlProjectQueue: int(env.PLATFORM_EDGE_SQL_PROJECT_QUEUE, 'PLATFORM_EDGE_SQL_PROJECT_QUEUE') ?? 32,
     sqlTimeoutMs: int(env.PLATFORM_EDGE_SQL_TIMEOUT_MS, 'PLATFORM_EDGE_SQL_TIMEOUT_MS') ?? 5000,
+    outboundLoopback: outboundLoopback(env.PLATFORM_EDGE_OUTBOUND_LOOPBACK),
+    outboundConnectTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS') ?? 5000,
+    outboundTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS') ?? 15_000,
+    outboundMaxResponseBytes: int(env.PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES, 'PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES') ?? 5 * 1024 * 1024,
   };
   const merged = {
     ...base,
@@ -175,6 +191,13 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`PLATFORM_EDGE_SQL_PROJECT_JOBS must be at most PLATFORM_EDGE_SQL_WORKERS (${merged.sqlWorkers}), got ${merged.sqlProjectJobs}`);
   }
   if (merged.sqlTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_SQL_TIMEOUT_MS must be at least 1, got ${merged.sqlTimeoutMs}`);
+  for (const [name, v] of [
+    ['PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS', merged.outboundConnectTimeoutMs],
+    ['PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS', merged.outboundTimeoutMs],
+    ['PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES', merged.outboundMaxResponseBytes],
+  ] as const) {
+    if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
+  }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
@@ -184,6 +207,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     publicUrl: merged.publicUrl === null ? null : publicUrl(merged.publicUrl, 'the public URL'),
     dataDir: resolve(merged.dataDir),
     geoHeaders: Object.freeze(geo),
+    outboundLoopback: Object.freeze([...merged.outboundLoopback]),
   });
 }
 
@@ -201,6 +225,24 @@ export function publicUrl(v: string, name: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${v}"`);
   return s.replace(/\/+$/, '');
+}
+
+/**
+ * PLATFORM_EDGE_OUTBOUND_LOOPBACK: the purposes (comma-separated) allowed to reach the
+ * loopback hosts, or `none`. Unset: webhooks only (the contract names `http://127.0.0.1`
+ * and `http://localhost` webhook URLs; a function's `fetch` must not reach the server's ports).
+ */
+function outboundLoopback(v: string | undefined): OutboundPurpose[] {
+  if (v === undefined || v.trim() === '') return ['webhook'];
+  if (v.trim() === 'none') return [];
+  const out: OutboundPurpose[] = [];
+  for (const p of list(v) ?? []) {
+    if (!(OUTBOUND_PURPOSES as readonly string[]).includes(p)) {
+      throw new Error(`PLATFORM_EDGE_OUTBOUND_LOOPBACK must be none or a list of ${OUTBOUND_PURPOSES.join(', ')}, got "${v}"`);
+    }
+    out.push(p as OutboundPurpose);
+  }
+  return out;
 }
 
 function rateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimitConfig {

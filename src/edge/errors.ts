@@ -6,6 +6,7 @@ const STATUS = {
   invalid_body: 400,
   invalid_field: 400,
   invalid_request: 400,
+  outbound_blocked: 400,
   unsupported_sql: 400,
   statement_timeout: 400,
   unauthorized: 401,
@@ -23,7 +24,9 @@ const STATUS = {
   rate_limited: 429,
   internal: 500,
   provider_unreachable: 502,
+  response_too_large: 502,
   unavailable: 503,
+  provider_timeout: 504,
   insufficient_storage: 507,
 } as const;
 
