@@ -352,7 +352,7 @@ function networkError(err: Error, host: string): EdgeError {
   if (code === 'ECONNRESET' || code === 'EPIPE') return unreachable('reset', `${host} closed the connection`, err);
   if (['EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'ENETDOWN'].includes(code)) return unreachable('connect', `${host} is unreachable`, err);
   if (code.startsWith('HPE_')) return unreachable('protocol', `${host} sent an invalid HTTP response`, err);
-  if (code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
+  if (code === 'EPROTO' || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
     return unreachable('tls', `the TLS handshake with ${host} failed (${code})`, err);
   }
   return unreachable('network', `the request to ${host} failed`, err);

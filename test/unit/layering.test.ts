@@ -21,6 +21,36 @@ describe('layering lint rule', () => {
   });
 });
 
+describe('layering of src/net/ (the outbound client)', () => {
+  const eslint = new ESLint();
+  const lint = async (code: string, filePath: string): Promise<string[]> => {
+    const [r] = await eslint.lintText(code, { filePath });
+    return r!.messages.map((m) => m.ruleId ?? m.message);
+  };
+  const use = (from: string): string => `import { OutboundClient } from '${from}';\nexport const x = OutboundClient;\n`;
+
+  it('may use node:http(s) as a client, errors and config, and no higher layer', async () => {
+    const ok = "import https from 'node:https';\nimport { EdgeError } from '../edge/errors.js';\nimport type { Config } from '../config.js';\nexport const x = [https, EdgeError] as unknown as Config;\n";
+    expect(await lint(ok, 'src/net/x.ts')).toEqual([]);
+    for (const from of ['../services/db/types.js', '../edge/route.js', '../http/types.js', '../control/keys.js', '../events/bus.js', '../project/registry.js', '../sql/quote.js', '../server.js', '../cli/args.js']) {
+      expect(await lint(`import * as m from '${from}';\nexport const x = m;\n`, 'src/net/x.ts')).toContain('no-restricted-imports');
+    }
+    for (const lib of ['uWebSockets.js', 'ws', 'node:http2']) {
+      expect(await lint(`import m from '${lib}';\nexport const x = m;\n`, 'src/net/x.ts')).toContain('no-restricted-imports');
+    }
+  });
+
+  it('is imported by services and server.ts only', async () => {
+    expect(await lint(use('../../net/outbound.js'), 'src/services/webhooks/x.ts')).toEqual([]);
+    expect(await lint(use('./net/outbound.js'), 'src/server.ts')).toEqual([]);
+    for (const file of ['src/edge/x.ts', 'src/http/x.ts', 'src/control/x.ts', 'src/events/x.ts', 'src/sql/x.ts', 'src/project/x.ts']) {
+      expect(await lint(use('../net/outbound.js'), file)).toContain('no-restricted-imports');
+    }
+    // the other rules still hold where the new one was added
+    expect(await lint("import { createServer } from 'node:http';\nexport const x = createServer;\n", 'src/services/live/x.ts')).toContain('no-restricted-imports');
+  });
+});
+
 describe('reserved schemas', () => {
   it('maps public.x to x and a reserved schema to one quoted table name', () => {
     expect(physicalName(null, 'todos')).toBe('todos');
