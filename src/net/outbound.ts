@@ -143,10 +143,10 @@ export class OutboundClient {
     if (!METHODS.has(method)) throw blocked('method', `the method ${req.method} is not allowed`);
     let target = this.checkUrl(req.purpose, req.url);
     const s = this.#settings;
-    const totalMs = Math.min(req.timeoutMs ?? s.outboundTimeoutMs, s.outboundTimeoutMs);
+    const totalMs = lower(req.timeoutMs, Math.min(s.outboundTimeoutMs, MAX_TIMER_MS));
     const limits = {
-      connectMs: Math.min(req.connectTimeoutMs ?? s.outboundConnectTimeoutMs, s.outboundConnectTimeoutMs),
-      maxBytes: Math.min(req.maxResponseBytes ?? s.outboundMaxResponseBytes, s.outboundMaxResponseBytes),
+      connectMs: lower(req.connectTimeoutMs, Math.min(s.outboundConnectTimeoutMs, MAX_TIMER_MS)),
+      maxBytes: lower(req.maxResponseBytes, s.outboundMaxResponseBytes),
     };
     const maxRedirects = req.redirect === 'follow' ? Math.max(0, Math.min(req.maxRedirects ?? DEFAULT_MAX_REDIRECTS, MAX_REDIRECTS)) : 0;
     const ac = new AbortController();
@@ -206,6 +206,12 @@ export class OutboundClient {
     return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
   }
 }
+
+// note: setTimeout fires at once past 2^31-1 ms, so a larger setting means this.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A caller's limit, if it is a positive number below the server's; else the server's. */
+const lower = (v: number | undefined, max: number): number => (typeof v === 'number' && v > 0 ? Math.min(v, max) : max);
 
 function ownHeaders(h: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const out: Record<string, string> = { 'user-agent': `platform-edge/${VERSION}` };
