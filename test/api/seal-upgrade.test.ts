@@ -28,10 +28,14 @@ function sealV1(plain: string): string {
   return ['v1', iv, c.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
 }
 
+/** What the server logged (message and error message), as `serve` prints it. */
+const logged: string[] = [];
+
 async function start(): Promise<{ url: string; server: EdgeServer }> {
   await server?.close();
   const s = createServer(
     loadConfig({ port: 0, host: '127.0.0.1', dataDir, rateLimit: { enabled: false }, authRefreshReuseIntervalS: 3600 }, process.env),
+    (msg, err) => logged.push(`${msg}: ${err instanceof Error ? err.message : String(err)}`),
   );
   server = s;
   const { url } = await s.listen();
@@ -116,9 +120,19 @@ describe('a JWT secret sealed in the v1 format', () => {
     withDb(projectDb(b.project.id), (db) => db.prepare(`INSERT INTO "_svc_auth.config" (key, value) VALUES ('jwt_secret', ?)`).run(copied));
 
     s = await start();
+    logged.length = 0;
     const res = await register(s.url, b.publishable);
     expect(res.status).toBe(500);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('internal');
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('internal');
+    expect(error.message).toMatch(/^internal error \(request [\w-]+\)$/);
+    expect(logged).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^request [\\w-]+ failed: the sealed jwt value "jwt_secret" of project ${b.project.id} does not open: it was sealed for another project, purpose or name, altered, or sealed under another master key$`,
+        ),
+      ),
+    ]);
     expect(jwtSecret(b.project.id)).toBe(copied);
     expect((await register(s.url, a.publishable)).status).toBe(409);
   });
