@@ -3,7 +3,8 @@ import type { Config } from './config.js';
 import { ControlStore } from './control/control-store.js';
 import { CredentialCache } from './control/keys.js';
 import { Operators } from './control/operators.js';
-import { loadMasterKey } from './control/secrets.js';
+import { loadMasterKey } from './control/master-key.js';
+import { Sealer } from './control/seal.js';
 import { Pipeline, type RequestRecord } from './edge/pipeline.js';
 import type { EdgeRequest, EdgeResponse, RouteDef } from './edge/route.js';
 import { EventBus } from './events/bus.js';
@@ -43,8 +44,8 @@ export type Logger = (msg: string, err?: unknown) => void;
 export function createServer(config: Config, log: Logger = () => {}): EdgeServer {
   const startedAt = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
-  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-  const control = new ControlStore(config.dataDir, config.durability, masterKey);
+  const sealer = new Sealer(loadMasterKey(config.dataDir, config.masterKey));
+  const control = new ControlStore(config.dataDir, config.durability, sealer);
   const registry = new ProjectRegistry(config);
   const credentials = new CredentialCache(control, config.controlPollMs);
   const bus = new EventBus((err) => log('event listener failed', err));
@@ -62,7 +63,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const traffic = new PublicTraffic();
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
-  const auth = new AuthService(config, registry, bus, masterKey);
+  const auth = new AuthService(config, registry, bus, sealer);
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 

@@ -2,7 +2,8 @@ import { loadConfig, type Config } from '../config.js';
 import { ControlStore } from '../control/control-store.js';
 import { Operators } from '../control/operators.js';
 import { ProjectAdmin } from '../control/project-admin.js';
-import { loadMasterKey } from '../control/secrets.js';
+import { loadMasterKey } from '../control/master-key.js';
+import { Sealer } from '../control/seal.js';
 import { mkdirSync } from 'node:fs';
 import { str, type Io } from './args.js';
 
@@ -18,7 +19,7 @@ export interface AdminContext {
 export function openAdmin(values: Record<string, unknown>, io: Io): AdminContext {
   const config = loadConfig({ dataDir: str(values['data-dir']) }, io.env);
   mkdirSync(config.dataDir, { recursive: true });
-  const control = new ControlStore(config.dataDir, config.durability, loadMasterKey(config.dataDir, config.masterKey));
+  const control = new ControlStore(config.dataDir, config.durability, new Sealer(loadMasterKey(config.dataDir, config.masterKey)));
   return {
     config,
     control,

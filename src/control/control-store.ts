@@ -5,7 +5,8 @@ import { schemaDir } from '../paths.js';
 import { loadMigrations, migrate } from '../project/migrate.js';
 import { applyPragmas } from '../project/pragmas.js';
 import { PUBLISHABLE_SCOPES, SCOPES, type Scope } from '../edge/route.js';
-import { randomBase62, seal, sha256Hex, unseal as unsealWith } from './secrets.js';
+import { randomBase62, sha256Hex } from './random.js';
+import type { Sealer } from './seal.js';
 
 export interface Project {
   id: string;
@@ -60,14 +61,14 @@ const publicKey = ({ hash: _hash, ...r }: KeyWithHash): KeyRecord => r;
 /** The control plane's SQL (`control.db`): projects, API keys, operators. */
 export class ControlStore {
   readonly db: Database.Database;
-  readonly #masterKey: Buffer;
+  readonly #sealer: Sealer;
 
-  constructor(dataDir: string, durability: 'normal' | 'full', masterKey: Buffer) {
+  constructor(dataDir: string, durability: 'normal' | 'full', sealer: Sealer) {
     mkdirSync(dataDir, { recursive: true });
     this.db = new Database(join(dataDir, 'control.db'));
     applyPragmas(this.db, durability);
     migrate(this.db, loadMigrations(join(schemaDir(), 'control')), 'migrations');
-    this.#masterKey = masterKey;
+    this.#sealer = sealer;
   }
 
   /** Changes whenever another connection (another process) commits to control.db. */
@@ -126,7 +127,7 @@ export class ControlStore {
         secret.slice(0, KEY_PREFIX.length + 4),
         JSON.stringify(scopes),
         role ?? (kind === 'service' ? 'service_role' : 'anon'),
-        sealIt ? seal(this.#masterKey, secret) : null,
+        sealIt ? this.#sealer.seal(projectId, 'keys', id, secret) : null,
         now(),
       );
     return { id, secret };
@@ -154,18 +155,18 @@ export class ControlStore {
     return this.getKey(id);
   }
 
-  /** The plaintext of the sealed (bootstrap) keys of a project. */
+  /**
+   * The plaintext of the sealed (bootstrap) keys of a project (sealed for the project, purpose
+   * `keys`, under the key's id). A copy in an older format is resealed in its row.
+   */
   sealedKeys(projectId: string): { publishable: string | null; service: string | null } {
     const rows = this.db
-      .prepare("SELECT kind, sealed FROM api_keys WHERE project_id = ? AND sealed IS NOT NULL AND revoked_at IS NULL AND kind IN ('publishable','service')")
-      .all(projectId) as { kind: 'publishable' | 'service'; sealed: string }[];
+      .prepare("SELECT id, kind, sealed FROM api_keys WHERE project_id = ? AND sealed IS NOT NULL AND revoked_at IS NULL AND kind IN ('publishable','service')")
+      .all(projectId) as { id: string; kind: 'publishable' | 'service'; sealed: string }[];
     const out = { publishable: null as string | null, service: null as string | null };
-    for (const r of rows) out[r.kind] = this.#open(r.sealed);
+    const reseal = this.db.prepare('UPDATE api_keys SET sealed = ? WHERE id = ? AND sealed = ?');
+    for (const r of rows) out[r.kind] = this.#sealer.open(projectId, 'keys', r.id, r.sealed, (current) => reseal.run(current, r.id, r.sealed));
     return out;
-  }
-
-  #open(sealed: string): string {
-    return unsealWith(this.#masterKey, sealed);
   }
 
   touchKeys(ids: Iterable<string>, at: string): void {

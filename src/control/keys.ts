@@ -1,6 +1,6 @@
 import type { Scope } from '../edge/route.js';
 import type { ControlStore, KeyWithHash, OperatorSession } from './control-store.js';
-import { digestEquals, sha256Hex } from './secrets.js';
+import { digestEquals, sha256Hex } from './random.js';
 
 export interface ResolvedKey {
   readonly id: string;

@@ -79,7 +79,7 @@ describe('the signing secret at rest', () => {
     const id = project.id;
     expect((await register(s.url, publishable, 'a@example.com')).status).toBe(200);
     const stored = secretOf(id);
-    expect(stored).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(stored).toMatch(/^v2\.[\w-]{16}\.[\w-]{22}\.[\w-]+$/);
     await s.server.close();
     server = null;
   });
@@ -106,7 +106,7 @@ describe('the signing secret at rest', () => {
     // The token is signed with the old secret, so tokens issued before the upgrade stay valid.
     const { payload } = await jwtVerify(access_token.slice('lca_'.length), Buffer.from(plain, 'base64url'), { audience: id });
     expect(payload.sub).toBeTypeOf('string');
-    expect(secretOf(id)).toMatch(/^v1\./);
+    expect(secretOf(id)).toMatch(/^v2\./);
     expect(secretOf(id)).not.toContain(plain);
   });
 });

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config.js';
-import { digestEquals } from '../../control/secrets.js';
+import { digestEquals } from '../../control/random.js';
+import type { Sealer } from '../../control/seal.js';
 import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
@@ -55,11 +56,11 @@ export class AuthService {
   readonly #now: () => number;
   readonly #users = new Map<string, { user: User; until: number }>();
 
-  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, masterKey: Buffer, now: () => number = Date.now) {
+  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, sealer: Sealer, now: () => number = Date.now) {
     this.#config = config;
     this.#bus = bus;
     this.#now = now;
-    this.tokens = new Tokens(registry, masterKey, config.authAccessTtlS, now);
+    this.tokens = new Tokens(registry, sealer, config.authAccessTtlS, now);
     this.limiter = new RateLimiter(config.rateLimit, now);
   }
 

@@ -4,7 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
-import { randomBase62, seal, sha256Hex, unseal } from '../../control/secrets.js';
+import { randomBase62, sha256Hex } from '../../control/random.js';
+import type { Sealer } from '../../control/seal.js';
 import { Revocations } from './revocations.js';
 
 // note: jose is loaded on first use (and warmed once the server listens): importing it
@@ -19,6 +20,8 @@ const ISSUER = 'platform-edge';
 const MAX_VERIFIED = 50_000;
 /** Revocations are kept this long past a token's lifetime (clock slack). */
 const SLACK_MS = 60_000;
+/** The `_svc_auth.config` row of the project's signing secret (also its name when sealed). */
+const JWT_SECRET = 'jwt_secret';
 
 export interface AccessSubject {
   readonly userId: string;
@@ -61,14 +64,14 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /**
  * Issues and verifies access tokens: `lca_` + a JWT signed HS256 with a random
- * per-project secret (kept in the project's `_svc_auth.config`, sealed with the server's
- * master key: AES-256-GCM, control/secrets.ts), `aud` = project id.
+ * per-project secret (kept in the project's `_svc_auth.config`, sealed for the project with
+ * purpose `jwt`: control/seal.ts), `aud` = project id.
  * Verification is cached per token and checks revocation in memory only.
  */
 export class Tokens {
   readonly revoked: Revocations;
   readonly #registry: ProjectRegistry;
-  readonly #master: Buffer;
+  readonly #sealer: Sealer;
   readonly #ttlS: number;
   readonly #now: () => number;
   readonly #keys = new Map<string, KeyObject>();
@@ -76,9 +79,9 @@ export class Tokens {
   readonly #verified = new Map<string, Map<string, Verified>>();
   #verifiedCount = 0;
 
-  constructor(registry: ProjectRegistry, masterKey: Buffer, accessTtlS: number, now: () => number = Date.now) {
+  constructor(registry: ProjectRegistry, sealer: Sealer, accessTtlS: number, now: () => number = Date.now) {
     this.#registry = registry;
-    this.#master = masterKey;
+    this.#sealer = sealer;
     this.#ttlS = accessTtlS;
     this.#now = now;
     this.revoked = new Revocations(now);
@@ -203,19 +206,19 @@ export class Tokens {
 
   /**
    * The project's signing secret, stored sealed. A secret a previous version stored in the
-   * clear (base64url has no `.`, a sealed value has) is sealed in place on first use.
+   * clear (base64url has no `.`, a sealed value has) is sealed in place on first use, and so
+   * is one sealed in an older format.
    */
   #secret(lease: ProjectLease): string {
-    const stored = initConfigValue(lease, 'jwt_secret', seal(this.#master, randomBytes(32).toString('base64url')));
+    const seal = (plain: string): string => this.#sealer.seal(lease.projectId, 'jwt', JWT_SECRET, plain);
+    const stored = initConfigValue(lease, JWT_SECRET, seal(randomBytes(32).toString('base64url')));
     if (!stored.includes('.')) {
-      setConfigValue(lease, 'jwt_secret', seal(this.#master, stored));
+      setConfigValue(lease, JWT_SECRET, seal(stored));
       return stored;
     }
-    try {
-      return unseal(this.#master, stored);
-    } catch (err) {
-      throw new Error(`cannot unseal the JWT secret of project ${lease.projectId} (was master.key replaced?)`, { cause: err });
-    }
+    // note: a value that does not open throws an Error naming the project, purpose and
+    // record (never the value): a 500 whose log line says which secret to look at.
+    return this.#sealer.open(lease.projectId, 'jwt', JWT_SECRET, stored, (current) => setConfigValue(lease, JWT_SECRET, current));
   }
 
   /** The project's signing key; created on first use. The first load also restores recent revocations. */
