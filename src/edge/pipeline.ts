@@ -5,7 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
 import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
-import { EdgeError, missingScope, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
+import { EdgeError, missingScope, notFound, payloadTooLarge, toHttp, unauthorized, methodNotAllowed } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { newRequestId } from './request-id.js';
 import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RouteDef, Scope, UserClaims } from './route.js';
@@ -53,6 +53,11 @@ interface DispatchState {
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 const EMPTY_QUERY = new URLSearchParams();
 const UNMATCHED = '(unmatched)';
+/** The body a route that reads none accepts (and ignores), bytes; past it, 413 (docs/api.md "Request bodies"). */
+export const NO_BODY_LIMIT = 1024;
+
+/** Why a request that waited for its turn did not run: its client had closed the connection (never sent). */
+const clientGone = (): EdgeError => new EdgeError('invalid_request', 'the client closed the connection before the request ran');
 
 
 /**
@@ -68,10 +73,14 @@ export class Pipeline {
   readonly #clientIp: ClientIp;
   #bearer: BearerVerifier | null = null;
   #lastLimit: { method: string; path: string; limit: number } | null = null;
+  /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
+  readonly #awaiting = new WeakSet<RouteDef>();
+  #deferred: (() => void)[] = [];
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
     this.#router = new Router(deps.routes);
+    for (const r of deps.routes) if (r.awaits === true || r.handler.constructor.name === 'AsyncFunction') this.#awaiting.add(r);
     const g = deps.config.geoHeaders;
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
     this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
@@ -87,9 +96,15 @@ export class Pipeline {
     const last = this.#lastLimit;
     if (last !== null && last.path === path && last.method === method) return last.limit;
     const m = this.#router.match(method, split(path));
-    const limit = m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
+    const limit = m.kind === 'route' ? this.#limitOf(m.route) : NO_BODY_LIMIT;
     this.#lastLimit = { method, path, limit };
     return limit;
+  }
+
+  /** A route's body limit: its own, the JSON default for routes that read a body, else NO_BODY_LIMIT. */
+  #limitOf(route: RouteDef): number {
+    if (route.maxBody !== undefined) return route.maxBody;
+    return route.body === 'json' || route.body === 'raw' ? this.#d.config.maxJsonBody : NO_BODY_LIMIT;
   }
 
   /**
@@ -117,11 +132,48 @@ export class Pipeline {
     if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
     if (m.kind === 'method') throw methodNotAllowed(m.allowed);
     const route = (st.route = m.route);
-    if (route.auth === 'none') return this.#handle(req, st, route, m.params, null);
-    const auth = this.#authenticate(req, route);
-    if (auth instanceof Promise) return auth.then((a) => this.#handle(req, st, route, m.params, a));
-    return this.#handle(req, st, route, m.params, auth);
+    // note: every route has a limit (routes without a body too); the adapter only flags the overflow.
+    if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
+    if (this.#awaits(route)) return this.#later(req).then(() => this.#authorized(req, st, route, m.params));
+    return this.#authorized(req, st, route, m.params);
   }
+
+  #authorized(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>): EdgeResponse | Promise<EdgeResponse> {
+    if (route.auth === 'none') return this.#handle(req, st, route, params, null);
+    const auth = this.#authenticate(req, route);
+    if (auth instanceof Promise) {
+      return auth.then((a) => {
+        if (req.signal.aborted) throw clientGone();
+        return this.#handle(req, st, route, params, a);
+      });
+    }
+    return this.#handle(req, st, route, params, auth);
+  }
+
+  /**
+   * Whether a route's handler may wait (an async function, a route that says so, or one seen
+   * returning a promise). Such a request starts on the next turn of the event loop, and not at
+   * all if its client is gone by then: the uWS backend closes a connection on which another
+   * request arrives while one is pending, so a request pipelined behind this one in the same
+   * read never runs it (docs/api.md, "HTTP/1.1 pipelining").
+   */
+  #awaits(route: RouteDef): boolean {
+    return this.#awaiting.has(route);
+  }
+
+  /** Resolves on the next check phase (one setImmediate for all requests waiting), rejects if the client left. */
+  #later(req: EdgeRequest): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.#deferred.length === 0) setImmediate(this.#runDeferred);
+      this.#deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
+    });
+  }
+
+  readonly #runDeferred = (): void => {
+    const batch = this.#deferred;
+    this.#deferred = [];
+    for (const go of batch) go();
+  };
 
   #handle(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>, auth: AuthContext | null): EdgeResponse | Promise<EdgeResponse> {
     st.projectId = auth?.projectId ?? null;
@@ -130,7 +182,9 @@ export class Pipeline {
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
     const ctx = new Ctx(this.#d, st, auth);
-    return route.handler(hreq, ctx as never);
+    const out = route.handler(hreq, ctx as never);
+    if (out instanceof Promise) this.#awaiting.add(route);
+    return out;
   }
 
   #fail(err: unknown, st: DispatchState): EdgeResponse {

@@ -137,6 +137,11 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly jsonAny?: boolean;
   /** Body limit in bytes; defaults to the config's JSON limit. */
   readonly maxBody?: number;
+  /**
+   * The handler may return a promise although it is not an `async` function (an async one is
+   * known as such): the request then starts on the next loop turn (Pipeline, "awaits").
+   */
+  readonly awaits?: boolean;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
   /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import { listenError } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
 
@@ -111,9 +112,10 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
   });
 
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: NodeJS.ErrnoException): void => reject(listenError(host, port, err.code));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve({
         backend: 'node',
         port: (server.address() as AddressInfo).port,

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
+import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
 
@@ -62,8 +63,9 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   /** Writes a response (corked: one send for status, headers and body). */
   const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     if (state.aborted) return finished(state);
+    // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
+    if (r.sse && !state.watched) watchAbort(res, state);
     res.cork(() => write(res, r, method, close));
-    // note: an SSE answer always comes through run(), which attached the abort handler.
     if (r.sse) return openSse(res, state, r);
     finished(state);
   };
@@ -124,19 +126,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     conn.start(r.sse!);
   };
 
-  // Answers that are ready at once are written together once the event loop's poll phase is
-  // over (setImmediate), not one by one as each request is dispatched: the client side is then
-  // woken once per batch instead of once per response. Under load that is most of the cost of
-  // a small request (docs/benchmarks.md, "Where the time goes"); alone, a request waits only
-  // for the end of its loop turn.
-  let ready: Ready[] = [];
-  const flushReady = (): void => {
-    const batch = ready;
-    ready = [];
-    for (const x of batch) respondSafely(x.res, x.state, x.r, x.method, x.close);
-  };
-
-  /** respond(), and INTERNAL if writing failed; never throws (a batch or a promise chain goes on). */
+  /** respond(), and INTERNAL if writing failed; never throws (a promise chain goes on). */
   const respondSafely = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     try {
       respond(res, state, r, method, close);
@@ -144,23 +134,33 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       try {
         respond(res, state, INTERNAL, 'GET', true);
       } catch {
-        // note: the response was already written or closed.
+        // note: the response was already written or closed; if neither, closing it keeps uWS from
+        // aborting the process (a handler may not return with no answer and no abort handler).
         finished(state);
+        try {
+          if (!state.aborted) res.close();
+        } catch {
+          // note: it was written.
+        }
       }
     }
   };
 
-  /** Dispatches; a ready answer joins the batch, a pending one is written when it settles. */
+  /**
+   * Dispatches; an answer ready at once is written at once, a pending one when it settles.
+   * The pinned uWS closes a connection on which a request arrives while an answer is still
+   * pending, so a ready answer is never held back: written inside the handler, while uWS has
+   * the socket corked, the answers to all requests of one read go out in one send, in order.
+   */
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
-    // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
-    if (!state.watched) watchAbort(res, state);
     const out = dispatchSafe(core, req);
     if (out instanceof Promise) {
+      // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
+      if (!state.watched) watchAbort(res, state);
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
-    if (ready.length === 0) setImmediate(flushReady);
-    ready.push(new Ready(res, state, out, req.method, close || failed(out)));
+    respondSafely(res, state, out, req.method, close || failed(out));
   };
 
   const watchAbort = (res: HttpResponse, state: State): void => {
@@ -213,7 +213,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     // port silently shares it. The typings lack the (host, port, options, cb) form the binary accepts.
     const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (t: import('uWebSockets.js').us_listen_socket | false) => void) => void;
     listen(host, port, 1, (token) => {
-      if (!token) return reject(new Error(`cannot listen on ${host}:${port}`));
+      // note: the binary gives no reason; the system, asked the same, names it (e.g. the port is in use).
+      if (!token) return void probeListen(host, port).then((code) => reject(listenError(host, port, code)));
       resolve({
         backend: 'uws',
         port: uws.us_socket_local_port(token),
@@ -232,17 +233,6 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       });
     });
   });
-}
-
-/** An answer waiting for the end of the loop turn (see flushReady). */
-class Ready {
-  constructor(
-    readonly res: HttpResponse,
-    readonly state: State,
-    readonly r: EdgeResponse,
-    readonly method: string,
-    readonly close: boolean,
-  ) {}
 }
 
 /**
@@ -277,7 +267,11 @@ class UwsRequest implements EdgeRequest {
   }
 
   get signal(): AbortSignal {
-    return (this.#state.controller ??= new AbortController()).signal;
+    if (this.#state.controller === null) {
+      this.#state.controller = new AbortController();
+      if (this.#state.aborted) this.#state.controller.abort();
+    }
+    return this.#state.controller.signal;
   }
 }
 

@@ -18,6 +18,8 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
       scope: 'data:read',
       body: 'json',
       maxBody: SQL_MAX_BODY,
+      // note: awaits unless the point lookup answers at once, so it starts on the next loop turn (Pipeline).
+      awaits: true,
       handler: (req, ctx) => {
         const b = QueryService.parseBody(req.json);
         // note: synchronous when it can be (a cached point lookup), so the reply goes out at once.
