@@ -55,6 +55,8 @@ const EMPTY_QUERY = new URLSearchParams();
 const UNMATCHED = '(unmatched)';
 /** The body a route that reads none accepts (and ignores), bytes; past it, 413 (docs/api.md "Request bodies"). */
 export const NO_BODY_LIMIT = 1024;
+/** The path and query string together, characters at most; past it, 414 (docs/api.md "Limits of a request"). */
+export const MAX_URL_LENGTH = 16 * 1024;
 
 /** Why a request that waited for its turn did not run: its client had closed the connection (never sent). */
 const clientGone = (): EdgeError => new EdgeError('invalid_request', 'the client closed the connection before the request ran');
@@ -127,6 +129,9 @@ export class Pipeline {
   }
 
   #route(req: EdgeRequest, st: DispatchState): EdgeResponse | Promise<EdgeResponse> {
+    if (req.path.length + req.rawQuery.length > MAX_URL_LENGTH) {
+      throw new EdgeError('uri_too_long', `the path and query string exceed the limit of ${MAX_URL_LENGTH} characters`);
+    }
     if (req.method === 'OPTIONS') return preflight(this.#d.config, req.headers);
     const m = this.#router.match(req.method, pathSegments(req.path));
     if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);

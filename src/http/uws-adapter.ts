@@ -3,7 +3,8 @@ import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
+import { EdgeError } from '../edge/errors.js';
+import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
@@ -48,8 +49,9 @@ const upperMethod = (m: string): string => METHODS[m] ?? m.toUpperCase();
  * here: onAborted first, the request copied before any await, bodies read in
  * copied chunks against a limit, every write corked, SSE backpressure via onWritable.
  */
-export function startUws(uws: Uws, core: HttpCore, host: string, port: number): Promise<HttpServer> {
+export function startUws(uws: Uws, core: HttpCore, host: string, port: number, limits: HttpLimits): Promise<HttpServer> {
   const app = uws.App();
+  const bodyClock = new BodyClock(limits.requestTimeoutMs);
   let inflight = 0;
   let idle: (() => void) | null = null;
   const streams = new Set<SseConnection>();
@@ -194,7 +196,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
         r.bodyTooLarge = true;
         return run(res, state, r, true);
       }
-      readBody(res, limit, (body) => {
+      readBody(res, limit, bodyClock, (body) => {
+        if (body === TIMED_OUT) return respondSafely(res, state, errorResponse(new EdgeError('request_timeout', 'the request was not received in time')), r.method, true);
         r.body = body;
         r.bodyTooLarge = body === null;
         run(res, state, r, body === null);
@@ -219,6 +222,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
         backend: 'uws',
         port: uws.us_socket_local_port(token),
         shutdown: (deadlineMs) => {
+          bodyClock.stop();
           uws.us_listen_socket_close(token);
           for (const s of streams) s.close();
           if (inflight === 0) return Promise.resolve();
@@ -275,22 +279,73 @@ class UwsRequest implements EdgeRequest {
   }
 }
 
-/** Reads a body in copied chunks (uWS neuters them on return); null once it passes the limit. */
-function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null) => void): void {
-  // note: most bodies arrive in one chunk: the list of chunks is made only for the second.
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * The request timeout for bodies that do not arrive in one piece (uWS's own idle timeout
+ * restarts with every chunk, so a client trickling a body would be kept forever): one
+ * timer for all of them, and nothing at all for the common body that comes in one chunk.
+ */
+class BodyClock {
+  readonly #pending = new Map<() => void, number>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(readonly timeoutMs: number) {}
+
+  /** Calls `expire` once the body started at `since` is late; returns the function that cancels it. */
+  watch(since: number, expire: () => void): () => void {
+    if (this.timeoutMs === 0) return () => {};
+    this.#pending.set(expire, since + this.timeoutMs);
+    this.#timer ??= setInterval(() => this.#tick(), Math.max(50, Math.min(1000, Math.floor(this.timeoutMs / 4)))).unref();
+    return () => void this.#pending.delete(expire);
+  }
+
+  #tick(): void {
+    const now = Date.now();
+    for (const [expire, deadline] of this.#pending) {
+      if (deadline > now) continue;
+      this.#pending.delete(expire);
+      expire();
+    }
+    if (this.#pending.size === 0) this.stop();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
+
+/**
+ * Reads a body in copied chunks (uWS neuters them on return); null once it passes the
+ * limit, TIMED_OUT when it is not complete within the request timeout.
+ */
+function readBody(res: HttpResponse, limit: number, clock: BodyClock, done: (body: Buffer | null | typeof TIMED_OUT) => void): void {
+  // note: most bodies arrive in one chunk: the list of chunks and the clock are used only from the second.
   let first: Buffer | null = null;
   let chunks: Buffer[] | null = null;
   let size = 0;
+  let over = false;
+  let cancel: (() => void) | null = null;
+  const since = Date.now();
+  const finish = (body: Buffer | null | typeof TIMED_OUT): void => {
+    over = true;
+    cancel?.();
+    done(body);
+  };
   res.onData((ab, isLast) => {
-    if (size > limit) return;
+    if (over) return;
     size += ab.byteLength;
-    if (size > limit) return done(null);
+    if (size > limit) return finish(null);
     // note: a copy (uWS neuters `ab` on return), into pooled memory rather than a new ArrayBuffer.
     const chunk = Buffer.allocUnsafe(ab.byteLength);
     chunk.set(new Uint8Array(ab));
     if (first === null) first = chunk;
     else (chunks ??= [first]).push(chunk);
-    if (isLast) done(chunks === null ? first : Buffer.concat(chunks, size));
+    if (isLast) return finish(chunks === null ? first : Buffer.concat(chunks, size));
+    cancel ??= clock.watch(since, () => {
+      if (!over) finish(TIMED_OUT);
+    });
   });
 }
 
