@@ -77,12 +77,11 @@ export class Pipeline {
   #lastLimit: { method: string; path: string; limit: number } | null = null;
   /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
   readonly #awaiting = new WeakSet<RouteDef>();
-  #deferred: (() => void)[] = [];
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
     this.#router = new Router(deps.routes);
-    for (const r of deps.routes) if (r.awaits === true || r.handler.constructor.name === 'AsyncFunction') this.#awaiting.add(r);
+    for (const r of deps.routes) if (r.awaits ?? r.handler.constructor.name === 'AsyncFunction') this.#awaiting.add(r);
     const g = deps.config.geoHeaders;
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
     this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
@@ -139,7 +138,7 @@ export class Pipeline {
     const route = (st.route = m.route);
     // note: every route has a limit (routes without a body too); the adapter only flags the overflow.
     if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
-    if (this.#awaits(route)) return this.#later(req).then(() => this.#authorized(req, st, route, m.params));
+    if (this.#awaits(route)) return nextTurn(req).then(() => this.#authorized(req, st, route, m.params));
     return this.#authorized(req, st, route, m.params);
   }
 
@@ -156,29 +155,13 @@ export class Pipeline {
   }
 
   /**
-   * Whether a route's handler may wait (an async function, a route that says so, or one seen
-   * returning a promise). Such a request starts on the next turn of the event loop, and not at
-   * all if its client is gone by then: the uWS backend closes a connection on which another
-   * request arrives while one is pending, so a request pipelined behind this one in the same
-   * read never runs it (docs/api.md, "HTTP/1.1 pipelining").
+   * Whether a route's handler may wait (`awaits: true`, else an async function or one seen
+   * returning a promise, unless it says `awaits: false`). Such a request starts on the next
+   * turn of the event loop, and not at all if its client is gone by then (nextTurn).
    */
   #awaits(route: RouteDef): boolean {
     return this.#awaiting.has(route);
   }
-
-  /** Resolves on the next check phase (one setImmediate for all requests waiting), rejects if the client left. */
-  #later(req: EdgeRequest): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (this.#deferred.length === 0) setImmediate(this.#runDeferred);
-      this.#deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
-    });
-  }
-
-  readonly #runDeferred = (): void => {
-    const batch = this.#deferred;
-    this.#deferred = [];
-    for (const go of batch) go();
-  };
 
   #handle(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>, auth: AuthContext | null): EdgeResponse | Promise<EdgeResponse> {
     st.projectId = auth?.projectId ?? null;
@@ -186,9 +169,10 @@ export class Pipeline {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
-    const ctx = new Ctx(this.#d, st, auth);
+    const ctx = new Ctx(this.#d, st, auth, req);
     const out = route.handler(hreq, ctx as never);
-    if (out instanceof Promise) this.#awaiting.add(route);
+    // note: a route that says it never waits (`awaits: false`) defers its waiting part itself (ctx.later()).
+    if (out instanceof Promise && route.awaits === undefined) this.#awaiting.add(route);
     return out;
   }
 
@@ -332,14 +316,17 @@ class Ctx {
   readonly operator: AuthContext['operator'];
   readonly #deps: PipelineDeps;
   readonly #st: DispatchState;
+  readonly #req: EdgeRequest;
 
   constructor(
     deps: PipelineDeps,
     st: DispatchState,
     readonly auth: AuthContext | null,
+    req: EdgeRequest,
   ) {
     this.#deps = deps;
     this.#st = st;
+    this.#req = req;
     this.config = deps.config;
     this.bus = deps.bus;
     this.requestId = st.requestId;
@@ -351,6 +338,31 @@ class Ctx {
     if (!this.auth) throw new Error('route without auth has no project');
     return (this.#st.lease ??= this.#deps.projects.acquire(this.auth.projectId));
   }
+
+  later(): Promise<void> {
+    return nextTurn(this.#req);
+  }
+}
+
+let deferred: (() => void)[] = [];
+const runDeferred = (): void => {
+  const batch = deferred;
+  deferred = [];
+  for (const go of batch) go();
+};
+
+/**
+ * Resolves on the next check phase of the event loop (one setImmediate for every request
+ * waiting), or rejects if the request's client has gone by then: the uWS backend closes a
+ * connection on which another request arrives while one is pending, so a request pipelined
+ * behind this one in the same read means this one will never be answered, and must not run
+ * (docs/api.md, "HTTP/1.1 pipelining").
+ */
+function nextTurn(req: EdgeRequest): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (deferred.length === 0) setImmediate(runDeferred);
+    deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
+  });
 }
 
 /** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */

@@ -116,6 +116,11 @@ export interface BaseCtx {
   readonly config: Config;
   readonly bus: EventBus;
   readonly requestId: string;
+  /**
+   * Resolves on the next loop turn, or rejects once the client has gone: a handler of a route
+   * with `awaits: false` calls it before any work that waits (docs/api.md, "HTTP/1.1 pipelining").
+   */
+  later(): Promise<void>;
 }
 
 export interface ProjectCtx extends BaseCtx {
@@ -138,8 +143,10 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   /** Body limit in bytes; defaults to the config's JSON limit. */
   readonly maxBody?: number;
   /**
-   * The handler may return a promise although it is not an `async` function (an async one is
-   * known as such): the request then starts on the next loop turn (Pipeline, "awaits").
+   * Whether the handler may wait. `true` (an `async` handler is taken as true): the request
+   * starts on the next loop turn, and not at all once its client is gone. `false`: the handler
+   * answers at once, or calls `ctx.later()` before the part that waits (e.g. a fast path that
+   * answers at once and a slow one that waits).
    */
   readonly awaits?: boolean;
   /** Leave this route out of the live log (the log's own endpoints). */

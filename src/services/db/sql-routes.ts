@@ -18,14 +18,14 @@ export function sqlRoutes(query: QueryService, rpc: RpcService, gql: Pick<GraphQ
       scope: 'data:read',
       body: 'json',
       maxBody: SQL_MAX_BODY,
-      // note: awaits unless the point lookup answers at once, so it starts on the next loop turn (Pipeline).
-      awaits: true,
+      // note: a cached point lookup (a read) answers at once; anything else waits for the next loop
+      // turn first, so it never runs when uWS will not answer it (docs/api.md, "HTTP/1.1 pipelining").
+      awaits: false,
       handler: (req, ctx) => {
         const b = QueryService.parseBody(req.json);
-        // note: synchronous when it can be (a cached point lookup), so the reply goes out at once.
         const fast = query.fast(ctx.project, ctx.auth, b.sql, b.params);
         if (fast !== null) return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, bytes: fast };
-        return query.run(ctx.project, ctx.auth, b.sql, b.params, b.timeoutMs).then((r) => json(r));
+        return ctx.later().then(() => query.run(ctx.project, ctx.auth, b.sql, b.params, b.timeoutMs)).then((r) => json(r));
       },
     }),
     route({
