@@ -31,6 +31,14 @@ export const DEFAULT_RATE_LIMIT: RateLimitConfig = {
 /** Who makes an outbound HTTP request (src/net/outbound.ts); each has its own loopback rule. */
 export const OUTBOUND_PURPOSES = ['webhook', 'function', 'push', 'oidc'] as const;
 export type OutboundPurpose = (typeof OUTBOUND_PURPOSES)[number];
+/** Connection timeouts and caps (docs/operations.md, "Connections and timeouts"). */
+export const DEFAULT_HTTP_LIMITS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 10_000,
+  maxConnections: 10_000,
+  maxConnectionsPerIp: 1024,
+} as const;
 
 export interface Config {
   readonly host: string;
@@ -98,6 +106,16 @@ export interface Config {
   readonly outboundTimeoutMs: number;
   /** Outbound requests: largest response body read, bytes. */
   readonly outboundMaxResponseBytes: number;
+  /** Time a client has to send a request's headers, ms (node:http; uWS has its own 10 s). */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send a whole request, headers and body, ms (both backends); 0: none. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long, ms (node:http; uWS has its own 10 s). */
+  readonly keepAliveTimeoutMs: number;
+  /** Open connections at most (node:http); past it a new one is answered 503 and closed. 0: no cap. */
+  readonly maxConnections: number;
+  /** Open connections per client address at most (node:http; the TCP peer, so a proxy is one address). 0: no cap. */
+  readonly maxConnectionsPerIp: number;
 }
 
 export type ConfigOverrides = {
@@ -171,6 +189,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     outboundConnectTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS') ?? 5000,
     outboundTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS') ?? 15_000,
     outboundMaxResponseBytes: int(env.PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES, 'PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES') ?? 5 * 1024 * 1024,
+    headersTimeoutMs: int(env.PLATFORM_EDGE_HEADERS_TIMEOUT_MS, 'PLATFORM_EDGE_HEADERS_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.headersTimeoutMs,
+    requestTimeoutMs: int(env.PLATFORM_EDGE_REQUEST_TIMEOUT_MS, 'PLATFORM_EDGE_REQUEST_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs,
+    keepAliveTimeoutMs: int(env.PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS, 'PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
+    maxConnections: int(env.PLATFORM_EDGE_MAX_CONNECTIONS, 'PLATFORM_EDGE_MAX_CONNECTIONS') ?? DEFAULT_HTTP_LIMITS.maxConnections,
+    maxConnectionsPerIp: int(env.PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP, 'PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP') ?? DEFAULT_HTTP_LIMITS.maxConnectionsPerIp,
   };
   const merged = {
     ...base,
@@ -197,6 +220,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     ['PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES', merged.outboundMaxResponseBytes],
   ] as const) {
     if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
+  }
+  if (merged.headersTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_HEADERS_TIMEOUT_MS must be at least 1, got ${merged.headersTimeoutMs}`);
+  if (merged.keepAliveTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS must be at least 1, got ${merged.keepAliveTimeoutMs}`);
+  if (merged.requestTimeoutMs !== 0 && merged.requestTimeoutMs < merged.headersTimeoutMs) {
+    throw new Error(`the request timeout (${merged.requestTimeoutMs} ms) must be 0 or at least the headers timeout (${merged.headersTimeoutMs} ms)`);
   }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {

@@ -118,7 +118,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     operators,
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
-      http = await startHttp(config.http, pipeline, config.host, config.port);
+      http = await startHttp(config.http, pipeline, config.host, config.port, config);
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },

@@ -19,6 +19,11 @@ Options:
   --ephemeral          use a fresh temporary data folder, deleted on exit (for CI)
   --rate-limit on|off  auth rate limits (default on; off with --ephemeral unless this flag
                        or PLATFORM_EDGE_RATE_LIMIT is given)
+  --headers-timeout-ms N      time to send a request's headers (default 10000; node:http)
+  --request-timeout-ms N      time to send a whole request (default 30000; 0: none)
+  --keep-alive-timeout-ms N   idle keep-alive connections close after it (default 10000; node:http)
+  --max-connections N         open connections at most (default 10000, 0: no cap; node:http)
+  --max-connections-per-ip N  per client address (default 1024, 0: no cap; node:http)
   --json               print one JSON line {url, project_id, keys, operator_token} once listening
   -h, --help           this help
 
@@ -35,6 +40,11 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
     durability: { type: 'string' },
     ephemeral: { type: 'boolean' },
     'rate-limit': { type: 'string' },
+    'headers-timeout-ms': { type: 'string' },
+    'request-timeout-ms': { type: 'string' },
+    'keep-alive-timeout-ms': { type: 'string' },
+    'max-connections': { type: 'string' },
+    'max-connections-per-ip': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
@@ -76,6 +86,11 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
         durability: durability as 'normal' | 'full' | undefined,
         ephemeral,
         rateLimit: { enabled: rateLimitEnabled },
+        headersTimeoutMs: countFlag(values, 'headers-timeout-ms'),
+        requestTimeoutMs: countFlag(values, 'request-timeout-ms'),
+        keepAliveTimeoutMs: countFlag(values, 'keep-alive-timeout-ms'),
+        maxConnections: countFlag(values, 'max-connections'),
+        maxConnectionsPerIp: countFlag(values, 'max-connections-per-ip'),
       },
       io.env,
     );
@@ -105,6 +120,15 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
   stopping.dispose();
   io.exit?.(0);
   return 0;
+}
+
+/** A non-negative integer flag, or undefined when not given. */
+function countFlag(values: Record<string, unknown>, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got "${String(v)}"`);
+  return n;
 }
 
 /** Validates --public-url as config.ts does PLATFORM_EDGE_PUBLIC_URL; a bad value is a usage error. */

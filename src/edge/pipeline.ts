@@ -5,7 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
 import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
-import { EdgeError, notFound, toHttp, unauthorized, methodNotAllowed } from './errors.js';
+import { EdgeError, notFound, payloadTooLarge, toHttp, unauthorized, methodNotAllowed } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { newRequestId } from './request-id.js';
 import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RouteDef, Scope, UserClaims } from './route.js';
@@ -54,6 +54,13 @@ interface DispatchState {
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 const EMPTY_QUERY = new URLSearchParams();
 const UNMATCHED = '(unmatched)';
+/** The body a route that reads none accepts (and ignores), bytes; past it, 413 (docs/api.md "Request bodies"). */
+export const NO_BODY_LIMIT = 1024;
+/** The path and query string together, characters at most; past it, 414 (docs/api.md "Limits of a request"). */
+export const MAX_URL_LENGTH = 16 * 1024;
+
+/** Why a request that waited for its turn did not run: its client had closed the connection (never sent). */
+const clientGone = (): EdgeError => new EdgeError('invalid_request', 'the client closed the connection before the request ran');
 
 
 /**
@@ -71,10 +78,13 @@ export class Pipeline {
   #lastLimit: { method: string; path: string; limit: number } | null = null;
   #fullLoggedAt = -Infinity;
   #fullSuppressed = 0;
+  /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
+  readonly #awaiting = new WeakSet<RouteDef>();
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
     this.#router = new Router(deps.routes);
+    for (const r of deps.routes) if (r.awaits ?? r.handler.constructor.name === 'AsyncFunction') this.#awaiting.add(r);
     const g = deps.config.geoHeaders;
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
     this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
@@ -90,9 +100,15 @@ export class Pipeline {
     const last = this.#lastLimit;
     if (last !== null && last.path === path && last.method === method) return last.limit;
     const m = this.#router.match(method, split(path));
-    const limit = m.kind === 'route' && m.route.maxBody !== undefined ? m.route.maxBody : this.#d.config.maxJsonBody;
+    const limit = m.kind === 'route' ? this.#limitOf(m.route) : NO_BODY_LIMIT;
     this.#lastLimit = { method, path, limit };
     return limit;
+  }
+
+  /** A route's body limit: its own, the JSON default for routes that read a body, else NO_BODY_LIMIT. */
+  #limitOf(route: RouteDef): number {
+    if (route.maxBody !== undefined) return route.maxBody;
+    return route.body === 'json' || route.body === 'raw' ? this.#d.config.maxJsonBody : NO_BODY_LIMIT;
   }
 
   /**
@@ -115,15 +131,39 @@ export class Pipeline {
   }
 
   #route(req: EdgeRequest, st: DispatchState): EdgeResponse | Promise<EdgeResponse> {
+    if (req.path.length + req.rawQuery.length > MAX_URL_LENGTH) {
+      throw new EdgeError('uri_too_long', `the path and query string exceed the limit of ${MAX_URL_LENGTH} characters`);
+    }
     if (req.method === 'OPTIONS') return preflight(this.#d.config, req.headers);
     const m = this.#router.match(req.method, pathSegments(req.path));
     if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
     if (m.kind === 'method') throw methodNotAllowed(m.allowed);
     const route = (st.route = m.route);
-    if (route.auth === 'none') return this.#handle(req, st, route, m.params, null);
+    // note: every route has a limit (routes without a body too); the adapter only flags the overflow.
+    if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
+    if (this.#awaits(route)) return nextTurn(req).then(() => this.#authorized(req, st, route, m.params));
+    return this.#authorized(req, st, route, m.params);
+  }
+
+  #authorized(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>): EdgeResponse | Promise<EdgeResponse> {
+    if (route.auth === 'none') return this.#handle(req, st, route, params, null);
     const auth = this.#authenticate(req, route);
-    if (auth instanceof Promise) return auth.then((a) => this.#handle(req, st, route, m.params, a));
-    return this.#handle(req, st, route, m.params, auth);
+    if (auth instanceof Promise) {
+      return auth.then((a) => {
+        if (req.signal.aborted) throw clientGone();
+        return this.#handle(req, st, route, params, a);
+      });
+    }
+    return this.#handle(req, st, route, params, auth);
+  }
+
+  /**
+   * Whether a route's handler may wait (`awaits: true`, else an async function or one seen
+   * returning a promise, unless it says `awaits: false`). Such a request starts on the next
+   * turn of the event loop, and not at all if its client is gone by then (nextTurn).
+   */
+  #awaits(route: RouteDef): boolean {
+    return this.#awaiting.has(route);
   }
 
   #handle(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>, auth: AuthContext | null): EdgeResponse | Promise<EdgeResponse> {
@@ -132,8 +172,11 @@ export class Pipeline {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
-    const ctx = new Ctx(this.#d, st, auth);
-    return route.handler(hreq, ctx as never);
+    const ctx = new Ctx(this.#d, st, auth, req);
+    const out = route.handler(hreq, ctx as never);
+    // note: a route that says it never waits (`awaits: false`) defers its waiting part itself (ctx.later()).
+    if (out instanceof Promise && route.awaits === undefined) this.#awaiting.add(route);
+    return out;
   }
 
   #fail(err: unknown, st: DispatchState): EdgeResponse {
@@ -307,14 +350,17 @@ class Ctx {
   readonly operator: AuthContext['operator'];
   readonly #deps: PipelineDeps;
   readonly #st: DispatchState;
+  readonly #req: EdgeRequest;
 
   constructor(
     deps: PipelineDeps,
     st: DispatchState,
     readonly auth: AuthContext | null,
+    req: EdgeRequest,
   ) {
     this.#deps = deps;
     this.#st = st;
+    this.#req = req;
     this.config = deps.config;
     this.bus = deps.bus;
     this.requestId = st.requestId;
@@ -326,6 +372,31 @@ class Ctx {
     if (!this.auth) throw new Error('route without auth has no project');
     return (this.#st.lease ??= this.#deps.projects.acquire(this.auth.projectId));
   }
+
+  later(): Promise<void> {
+    return nextTurn(this.#req);
+  }
+}
+
+let deferred: (() => void)[] = [];
+const runDeferred = (): void => {
+  const batch = deferred;
+  deferred = [];
+  for (const go of batch) go();
+};
+
+/**
+ * Resolves on the next check phase of the event loop (one setImmediate for every request
+ * waiting), or rejects if the request's client has gone by then: the uWS backend closes a
+ * connection on which another request arrives while one is pending, so a request pipelined
+ * behind this one in the same read means this one will never be answered, and must not run
+ * (docs/api.md, "HTTP/1.1 pipelining").
+ */
+function nextTurn(req: EdgeRequest): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (deferred.length === 0) setImmediate(runDeferred);
+    deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
+  });
 }
 
 /** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */

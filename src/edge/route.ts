@@ -118,6 +118,11 @@ export interface BaseCtx {
   readonly config: Config;
   readonly bus: EventBus;
   readonly requestId: string;
+  /**
+   * Resolves on the next loop turn, or rejects once the client has gone: a handler of a route
+   * with `awaits: false` calls it before any work that waits (docs/api.md, "HTTP/1.1 pipelining").
+   */
+  later(): Promise<void>;
 }
 
 export interface ProjectCtx extends BaseCtx {
@@ -139,6 +144,13 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly jsonAny?: boolean;
   /** Body limit in bytes; defaults to the config's JSON limit. */
   readonly maxBody?: number;
+  /**
+   * Whether the handler may wait. `true` (an `async` handler is taken as true): the request
+   * starts on the next loop turn, and not at all once its client is gone. `false`: the handler
+   * answers at once, or calls `ctx.later()` before the part that waits (e.g. a fast path that
+   * answers at once and a slow one that waits).
+   */
+  readonly awaits?: boolean;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
   /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */

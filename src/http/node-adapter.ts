@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { EdgeError } from '../edge/errors.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import { listenError } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
+import { INTERNAL, MAX_HEADER_BYTES, dispatchSafe, failed, rawErrorResponse, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 
 
 /** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
-export function startNode(core: HttpCore, host: string, port: number): Promise<HttpServer> {
+export function startNode(core: HttpCore, host: string, port: number, limits: HttpLimits): Promise<HttpServer> {
   let inflight = 0;
   let idle: (() => void) | null = null;
   const streams = new Set<SseConnection>();
@@ -63,7 +65,29 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
     conn.start(r.sse!);
   };
 
-  const server = createServer({ keepAliveTimeout: 10_000, requestTimeout: 60_000 }, (req, res) => {
+  const server = createServer(
+    {
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // note: the two timeouts above are checked on this interval (node's default: 30 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+      maxHeaderSize: MAX_HEADER_BYTES,
+    },
+    (req, res) => onRequest(req, res),
+  );
+  // note: node's own answers to these faults are bare; ours carry the error envelope.
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const e = clientErrorOf(err);
+    if (e === null || !socket.writable || (pending && pending.headersSent)) return void socket.destroy();
+    socket.end(rawErrorResponse(e));
+  });
+  const refused = capConnections(server, limits);
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // note: a connection over the caps was answered 503 and is closing: its requests never run.
+    if (refused.has(req.socket)) return void res.destroy();
     inflight++;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -108,12 +132,13 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
       if (!over) run(size === 0 ? null : Buffer.concat(chunks, size), false);
     });
     req.on('error', () => res.destroy());
-  });
+  };
 
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: NodeJS.ErrnoException): void => reject(listenError(host, port, err.code));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve({
         backend: 'node',
         port: (server.address() as AddressInfo).port,
@@ -137,6 +162,68 @@ export function startNode(core: HttpCore, host: string, port: number): Promise<H
       });
     });
   });
+}
+
+/** Our answer to a fault node:http reports before a request is complete; null: just close (the client is gone). */
+function clientErrorOf(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): EdgeError | null {
+  switch (err.code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'ERR_STREAM_WRITE_AFTER_END':
+      return null;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new EdgeError('request_timeout', 'the request was not received in time');
+    case 'HPE_HEADER_OVERFLOW':
+      return requestLineTooLong(err.rawPacket)
+        ? new EdgeError('uri_too_long', `the request line exceeds the limit of ${MAX_HEADER_BYTES} bytes`)
+        : new EdgeError('headers_too_large', `the request headers exceed the limit of ${MAX_HEADER_BYTES} bytes`);
+    default:
+      return new EdgeError('invalid_request', 'malformed HTTP request');
+  }
+}
+
+/**
+ * Whether the header overflow happened in the request line. node gives only the packet in
+ * which the limit was passed: the test is that its first line is the end of a request line
+ * (" HTTP/1.x"). A packet with no line end at all cannot tell, and counts as headers (431).
+ */
+function requestLineTooLong(packet: Buffer | undefined): boolean {
+  if (packet === undefined) return false;
+  const eol = packet.indexOf('\r\n');
+  return eol !== -1 && / HTTP\/\d\.\d$/.test(packet.toString('latin1', Math.max(0, eol - 9), eol));
+}
+
+/**
+ * The connection caps (total and per client address). A connection past them is answered
+ * 503 `unavailable` with `Retry-After` and closed; returns the set of such connections.
+ */
+function capConnections(server: import('node:http').Server, limits: HttpLimits): WeakSet<Socket> {
+  const refused = new WeakSet<Socket>();
+  if (limits.maxConnections === 0 && limits.maxConnectionsPerIp === 0) return refused;
+  let open = 0;
+  const perIp = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const ip = socket.remoteAddress ?? '';
+    const mine = perIp.get(ip) ?? 0;
+    const overTotal = limits.maxConnections !== 0 && open >= limits.maxConnections;
+    if (overTotal || (limits.maxConnectionsPerIp !== 0 && mine >= limits.maxConnectionsPerIp)) {
+      refused.add(socket);
+      const why = overTotal ? 'the server has too many open connections' : 'too many open connections from this address';
+      socket.end(rawErrorResponse(new EdgeError('unavailable', `${why}, retry shortly`, { headers: { 'retry-after': '1' } })));
+      // note: a client that never reads or closes cannot hold the refused connection.
+      socket.setTimeout(1000, () => socket.destroy());
+      return;
+    }
+    open++;
+    perIp.set(ip, mine + 1);
+    socket.once('close', () => {
+      open--;
+      const left = perIp.get(ip)! - 1;
+      if (left === 0) perIp.delete(ip);
+      else perIp.set(ip, left);
+    });
+  });
+  return refused;
 }
 
 /** One request; the abort signal is made only when a handler asks for it. */

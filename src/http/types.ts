@@ -1,4 +1,41 @@
+import type { Config } from '../config.js';
+import { EdgeError, toHttp } from '../edge/errors.js';
+import { newRequestId } from '../edge/request-id.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+
+/** The connection settings a backend applies (docs/operations.md, "Connections and timeouts"). */
+export type HttpLimits = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'maxConnectionsPerIp'>;
+
+/** The request line and headers together, bytes at most (node:http; the pinned uWS has its own, docs/api.md). */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * A whole error response as raw HTTP/1.1 bytes, with the error envelope and `Connection: close`,
+ * for faults a backend answers before (or instead of) a request: the connection is closed after it.
+ */
+export function rawErrorResponse(err: EdgeError): string {
+  const requestId = newRequestId(undefined);
+  const h = toHttp(err, requestId);
+  const body = JSON.stringify(h.body);
+  let head = `HTTP/1.1 ${h.status} ${STATUS_TEXT[h.status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n`;
+  for (const k in h.headers) head += `${k}: ${h.headers[k]!}\r\n`;
+  return `${head}\r\n${body}`;
+}
+
+/** An error as a response a backend writes itself (outside the pipeline), with its request id. */
+export function errorResponse(err: EdgeError): EdgeResponse {
+  const requestId = newRequestId(undefined);
+  const h = toHttp(err, requestId);
+  return { status: h.status, headers: { ...h.headers, 'x-request-id': requestId }, json: h.body };
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
+};
 
 /** What a backend sends when the core itself failed (the core maps every handler error). */
 export const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };

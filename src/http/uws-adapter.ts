@@ -1,8 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { Uws } from './native.js';
+import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { INTERNAL, dispatchSafe, failed, type HttpCore, type HttpServer } from './types.js';
+import { EdgeError } from '../edge/errors.js';
+import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
@@ -47,8 +49,9 @@ const upperMethod = (m: string): string => METHODS[m] ?? m.toUpperCase();
  * here: onAborted first, the request copied before any await, bodies read in
  * copied chunks against a limit, every write corked, SSE backpressure via onWritable.
  */
-export function startUws(uws: Uws, core: HttpCore, host: string, port: number): Promise<HttpServer> {
+export function startUws(uws: Uws, core: HttpCore, host: string, port: number, limits: HttpLimits): Promise<HttpServer> {
   const app = uws.App();
+  const bodyClock = new BodyClock(limits.requestTimeoutMs);
   let inflight = 0;
   let idle: (() => void) | null = null;
   const streams = new Set<SseConnection>();
@@ -62,8 +65,9 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
   /** Writes a response (corked: one send for status, headers and body). */
   const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     if (state.aborted) return finished(state);
+    // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
+    if (r.sse && !state.watched) watchAbort(res, state);
     res.cork(() => write(res, r, method, close));
-    // note: an SSE answer always comes through run(), which attached the abort handler.
     if (r.sse) return openSse(res, state, r);
     finished(state);
   };
@@ -124,19 +128,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     conn.start(r.sse!);
   };
 
-  // Answers that are ready at once are written together once the event loop's poll phase is
-  // over (setImmediate), not one by one as each request is dispatched: the client side is then
-  // woken once per batch instead of once per response. Under load that is most of the cost of
-  // a small request (docs/benchmarks.md, "Where the time goes"); alone, a request waits only
-  // for the end of its loop turn.
-  let ready: Ready[] = [];
-  const flushReady = (): void => {
-    const batch = ready;
-    ready = [];
-    for (const x of batch) respondSafely(x.res, x.state, x.r, x.method, x.close);
-  };
-
-  /** respond(), and INTERNAL if writing failed; never throws (a batch or a promise chain goes on). */
+  /** respond(), and INTERNAL if writing failed; never throws (a promise chain goes on). */
   const respondSafely = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
     try {
       respond(res, state, r, method, close);
@@ -144,23 +136,33 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       try {
         respond(res, state, INTERNAL, 'GET', true);
       } catch {
-        // note: the response was already written or closed.
+        // note: the response was already written or closed; if neither, closing it keeps uWS from
+        // aborting the process (a handler may not return with no answer and no abort handler).
         finished(state);
+        try {
+          if (!state.aborted) res.close();
+        } catch {
+          // note: it was written.
+        }
       }
     }
   };
 
-  /** Dispatches; a ready answer joins the batch, a pending one is written when it settles. */
+  /**
+   * Dispatches; an answer ready at once is written at once, a pending one when it settles.
+   * The pinned uWS closes a connection on which a request arrives while an answer is still
+   * pending, so a ready answer is never held back: written inside the handler, while uWS has
+   * the socket corked, the answers to all requests of one read go out in one send, in order.
+   */
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
-    // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
-    if (!state.watched) watchAbort(res, state);
     const out = dispatchSafe(core, req);
     if (out instanceof Promise) {
+      // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
+      if (!state.watched) watchAbort(res, state);
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
-    if (ready.length === 0) setImmediate(flushReady);
-    ready.push(new Ready(res, state, out, req.method, close || failed(out)));
+    respondSafely(res, state, out, req.method, close || failed(out));
   };
 
   const watchAbort = (res: HttpResponse, state: State): void => {
@@ -194,7 +196,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
         r.bodyTooLarge = true;
         return run(res, state, r, true);
       }
-      readBody(res, limit, (body) => {
+      readBody(res, limit, bodyClock, (body) => {
+        if (body === TIMED_OUT) return respondSafely(res, state, errorResponse(new EdgeError('request_timeout', 'the request was not received in time')), r.method, true);
         r.body = body;
         r.bodyTooLarge = body === null;
         run(res, state, r, body === null);
@@ -213,11 +216,13 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
     // port silently shares it. The typings lack the (host, port, options, cb) form the binary accepts.
     const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (t: import('uWebSockets.js').us_listen_socket | false) => void) => void;
     listen(host, port, 1, (token) => {
-      if (!token) return reject(new Error(`cannot listen on ${host}:${port}`));
+      // note: the binary gives no reason; the system, asked the same, names it (e.g. the port is in use).
+      if (!token) return void probeListen(host, port).then((code) => reject(listenError(host, port, code)));
       resolve({
         backend: 'uws',
         port: uws.us_socket_local_port(token),
         shutdown: (deadlineMs) => {
+          bodyClock.stop();
           uws.us_listen_socket_close(token);
           for (const s of streams) s.close();
           if (inflight === 0) return Promise.resolve();
@@ -232,17 +237,6 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number): 
       });
     });
   });
-}
-
-/** An answer waiting for the end of the loop turn (see flushReady). */
-class Ready {
-  constructor(
-    readonly res: HttpResponse,
-    readonly state: State,
-    readonly r: EdgeResponse,
-    readonly method: string,
-    readonly close: boolean,
-  ) {}
 }
 
 /**
@@ -277,26 +271,81 @@ class UwsRequest implements EdgeRequest {
   }
 
   get signal(): AbortSignal {
-    return (this.#state.controller ??= new AbortController()).signal;
+    if (this.#state.controller === null) {
+      this.#state.controller = new AbortController();
+      if (this.#state.aborted) this.#state.controller.abort();
+    }
+    return this.#state.controller.signal;
   }
 }
 
-/** Reads a body in copied chunks (uWS neuters them on return); null once it passes the limit. */
-function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null) => void): void {
-  // note: most bodies arrive in one chunk: the list of chunks is made only for the second.
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * The request timeout for bodies that do not arrive in one piece (uWS's own idle timeout
+ * restarts with every chunk, so a client trickling a body would be kept forever): one
+ * timer for all of them, and nothing at all for the common body that comes in one chunk.
+ */
+class BodyClock {
+  readonly #pending = new Map<() => void, number>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(readonly timeoutMs: number) {}
+
+  /** Calls `expire` once the body started at `since` is late; returns the function that cancels it. */
+  watch(since: number, expire: () => void): () => void {
+    if (this.timeoutMs === 0) return () => {};
+    this.#pending.set(expire, since + this.timeoutMs);
+    this.#timer ??= setInterval(() => this.#tick(), Math.max(50, Math.min(1000, Math.floor(this.timeoutMs / 4)))).unref();
+    return () => void this.#pending.delete(expire);
+  }
+
+  #tick(): void {
+    const now = Date.now();
+    for (const [expire, deadline] of this.#pending) {
+      if (deadline > now) continue;
+      this.#pending.delete(expire);
+      expire();
+    }
+    if (this.#pending.size === 0) this.stop();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
+
+/**
+ * Reads a body in copied chunks (uWS neuters them on return); null once it passes the
+ * limit, TIMED_OUT when it is not complete within the request timeout.
+ */
+function readBody(res: HttpResponse, limit: number, clock: BodyClock, done: (body: Buffer | null | typeof TIMED_OUT) => void): void {
+  // note: most bodies arrive in one chunk: the list of chunks and the clock are used only from the second.
   let first: Buffer | null = null;
   let chunks: Buffer[] | null = null;
   let size = 0;
+  let over = false;
+  let cancel: (() => void) | null = null;
+  const since = Date.now();
+  const finish = (body: Buffer | null | typeof TIMED_OUT): void => {
+    over = true;
+    cancel?.();
+    done(body);
+  };
   res.onData((ab, isLast) => {
-    if (size > limit) return;
+    if (over) return;
     size += ab.byteLength;
-    if (size > limit) return done(null);
+    if (size > limit) return finish(null);
     // note: a copy (uWS neuters `ab` on return), into pooled memory rather than a new ArrayBuffer.
     const chunk = Buffer.allocUnsafe(ab.byteLength);
     chunk.set(new Uint8Array(ab));
     if (first === null) first = chunk;
     else (chunks ??= [first]).push(chunk);
-    if (isLast) done(chunks === null ? first : Buffer.concat(chunks, size));
+    if (isLast) return finish(chunks === null ? first : Buffer.concat(chunks, size));
+    cancel ??= clock.watch(since, () => {
+      if (!over) finish(TIMED_OUT);
+    });
   });
 }
 

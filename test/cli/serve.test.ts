@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliJson, exitWithin, killAll, poll, runCli, startServe, tempDir, type ServeProcess } from '../helpers/cli.js';
@@ -143,6 +143,20 @@ describe('serve --ephemeral --json', () => {
     expect(ephemeralDirs(tmp2)).toEqual([]);
     // the first server still answers alone
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  });
+
+  it.each(['uws', 'node'])('a port held by another process: exit 1, and the message says the port is in use and which (%s)', async (backend) => {
+    const holder = createNetServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const r = await runCli(['serve', '--ephemeral', '--host', '127.0.0.1', '--port', String(port), '--json'], { env: { PLATFORM_EDGE_HTTP: backend } });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim()).toBe(`platform-edge serve: cannot listen on 127.0.0.1:${port}: port ${port} is already in use by another process (choose another with --port)`);
+    } finally {
+      holder.close();
+    }
   });
 
   it('SIGTERM: exit 0, the ephemeral folder is deleted, stdout had exactly one line', async () => {

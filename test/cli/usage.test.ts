@@ -67,6 +67,8 @@ describe.concurrent('platform-edge CLI usage', () => {
       [['serve', '--durability', 'bogus'], '--durability must be normal or full'],
       [['serve', '--port', '70000'], '--port'],
       [['serve', '--public-url', 'not a url'], '--public-url'],
+      [['serve', '--max-connections=-1'], '--max-connections must be a non-negative integer, got "-1"'],
+      [['serve', '--request-timeout-ms', 'soon'], '--request-timeout-ms must be a non-negative integer, got "soon"'],
       [['serve', 'extra'], 'unexpected argument "extra"'],
       [['project', 'rename', 'x'], 'unknown project command "rename"'],
       [['project', 'create'], 'NAME'],

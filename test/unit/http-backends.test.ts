@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EdgeRequest, EdgeResponse } from '../../src/edge/route.js';
+import { DEFAULT_HTTP_LIMITS } from '../../src/config.js';
 import { startHttp, type HttpCore } from '../../src/http/index.js';
 
 // The backends themselves, behind a core whose answer JSON cannot write (a BigInt): the client
@@ -16,7 +17,7 @@ const core: HttpCore = {
 
 describe.each(['uws', 'node'] as const)('the %s backend', (backend) => {
   it('answers 500 internal when a response cannot be written, and goes on serving', async () => {
-    const server = await startHttp(backend, core, '127.0.0.1', 0);
+    const server = await startHttp(backend, core, '127.0.0.1', 0, DEFAULT_HTTP_LIMITS);
     try {
       const base = `http://127.0.0.1:${server.port}`;
       for (const path of ['/sync', '/async']) {
