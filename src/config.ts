@@ -1,4 +1,5 @@
 import { parseAddressRange } from './edge/client-ip.js';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { VERSION } from './version.js';
 
@@ -92,7 +93,11 @@ export interface Config {
   readonly authRefreshReuseIntervalS: number;
   /** Worker threads that run caller SQL (`/db/query`, `db.query`). */
   readonly sqlWorkers: number;
-  /** SQL jobs one project may run at once (default: all workers but one, so other projects always find one). */
+  /**
+   * SQL jobs one project may run at once. Default: all workers but one, so other projects
+   * always find one free, and at most the cores but one, so one project's statements never
+   * take every core from the main thread.
+   */
   readonly sqlProjectJobs: number;
   /** SQL jobs one project may have waiting; beyond: 429 `rate_limited`. */
   readonly sqlProjectQueue: number;
@@ -209,7 +214,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     }
   }
   if (merged.sqlWorkers < 1) throw new Error(`PLATFORM_EDGE_SQL_WORKERS must be at least 1, got ${merged.sqlWorkers}`);
-  if (merged.sqlProjectJobs === 0) merged.sqlProjectJobs = Math.max(1, merged.sqlWorkers - 1);
+  if (merged.sqlProjectJobs === 0) merged.sqlProjectJobs = Math.max(1, Math.min(merged.sqlWorkers - 1, availableParallelism() - 1));
   if (merged.sqlProjectJobs > merged.sqlWorkers) {
     throw new Error(`PLATFORM_EDGE_SQL_PROJECT_JOBS must be at most PLATFORM_EDGE_SQL_WORKERS (${merged.sqlWorkers}), got ${merged.sqlProjectJobs}`);
   }

@@ -507,7 +507,7 @@ function shape(command: string, types: ColumnType[] | null, r: WorkerResult): Qu
 
 /** Charges an inline result (one row) to the request's result-size budget, as the worker charges its own. */
 function spend(at: Admission, r: WorkerResult): void {
-  for (const row of r.rows) for (const v of row) at.bytesLeft -= typeof v === 'string' ? v.length + 2 : 8;
+  for (const row of r.rows) for (const v of row) at.bytesLeft -= typeof v === 'string' ? v.length + 2 : v !== null && typeof v === 'object' ? (v as Uint8Array).length * 2 + 2 : 8;
   if (at.bytesLeft < 0) throw mapError({ code: 'pe_result_too_large' });
 }
 
