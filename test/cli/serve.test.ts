@@ -112,13 +112,15 @@ describe('serve --ephemeral --json', () => {
     expect(key.status).toBe(200);
     const body = (await key.json()) as { project_id: string; operator: string | null };
     expect(body.project_id).toBe(s.info.project_id);
-    expect(body.operator).not.toBeNull();
+    expect(body.operator).toBe('admin@localhost');
 
     const live = await fetch(`${s.url}/live`, { headers });
     expect(live.status).toBe(200);
-    const snap = (await live.json()) as { seq: number; events: unknown[] };
-    expect(typeof snap.seq).toBe('number');
-    expect(Array.isArray(snap.events)).toBe(true);
+    const snap = (await live.json()) as { seq: number; events: { kind: string; route?: string; status?: number }[] };
+    expect(Object.keys(snap).sort()).toEqual(['edge', 'events', 'seq', 'stats']);
+    expect(snap.seq).toBe(snap.events.at(-1)?.seq ?? 0);
+    // the /health/key request just made is in the log
+    expect(snap.events.filter((e) => e.kind === 'request' && e.route === '/health/key').map((e) => e.status)).toContain(200);
 
     const noProject = await fetch(`${s.url}/live`, { headers: { authorization: headers.authorization } });
     expect(noProject.status).toBe(401);
