@@ -116,7 +116,7 @@ describe('serve --ephemeral --json', () => {
 
     const live = await fetch(`${s.url}/live`, { headers });
     expect(live.status).toBe(200);
-    const snap = (await live.json()) as { seq: number; events: { kind: string; route?: string; status?: number }[] };
+    const snap = (await live.json()) as { seq: number; events: { seq: number; kind: string; route?: string; status?: number }[] };
     expect(Object.keys(snap).sort()).toEqual(['edge', 'events', 'seq', 'stats']);
     expect(snap.seq).toBe(snap.events.at(-1)?.seq ?? 0);
     // the /health/key request just made is in the log
