@@ -43,6 +43,32 @@ describe('big and odd payloads', () => {
     expect(r.body).toEqual({ error: { code: 'payload_too_large', message: 'request body exceeds the limit of 1048576 bytes' } });
   });
 
+  it('a body of exactly 1 MiB (1,048,576 bytes) is taken; one byte more is 413 (docs/api.md)', async () => {
+    const sized = (bytes: number): Buffer => {
+      const head = '{"data":{"s":"';
+      const tail = '"}}';
+      return Buffer.from(head + 'x'.repeat(bytes - head.length - tail.length) + tail);
+    };
+    expect(sized(1_048_576).length).toBe(1_048_576);
+    const at = await call('POST', '/db/tables/docs/rows', undefined, undefined, sized(1_048_576));
+    expect(at.status).toBe(201);
+    expect(at.body.data.s).toHaveLength(1_048_576 - 17);
+    const over = await call('POST', '/db/tables/docs/rows', undefined, undefined, sized(1_048_577));
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ error: { code: 'payload_too_large', message: 'request body exceeds the limit of 1048576 bytes' } });
+  });
+
+  it('a body nesting 64 levels is taken and stored; 65 is 400 invalid_body (docs/api.md)', async () => {
+    // the body object is level 1, data level 2, …
+    const nested = (levels: number): string => `{"data":${'{"a":'.repeat(levels - 1)}1${'}'.repeat(levels - 1)}}`;
+    const at = await call('POST', '/db/tables/docs/rows', undefined, undefined, Buffer.from(nested(64)));
+    expect(at.status, at.text).toBe(201);
+    expect((await call('GET', `/db/tables/docs/rows/${at.body.id}`)).body.data).toEqual(JSON.parse(nested(64)).data);
+    const over = await call('POST', '/db/tables/docs/rows', undefined, undefined, Buffer.from(nested(65)));
+    expect(over.status).toBe(400);
+    expect(over.body).toEqual({ error: { code: 'invalid_body', message: 'request body nests deeper than 64 levels' } });
+  });
+
   it('non-UTF-8 bytes are 400 invalid_body; lone surrogates are 400 invalid_field', async () => {
     const bytes = Buffer.concat([Buffer.from('{"data":{"s":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}}')]);
     const r = await call('POST', '/db/tables/docs/rows', undefined, undefined, bytes);
