@@ -289,6 +289,23 @@ describe('serve on a persistent --data-dir', () => {
     }
   });
 
+  it('PLATFORM_EDGE_MAX_JSON_BODY sets the JSON body limit: at it 201, one byte over 413 naming it', async () => {
+    const s = await startServe(['--ephemeral'], { env: { PLATFORM_EDGE_MAX_JSON_BODY: '2000' } });
+    try {
+      const body = (bytes: number): string => `{"data":{"s":"${'x'.repeat(bytes - 17)}"}}`;
+      expect(body(2000)).toHaveLength(2000);
+      const post = (b: string) => s.req('/db/tables/notes/rows', { method: 'POST', key: s.info.keys.service, headers: { 'content-type': 'application/json' }, body: b });
+      const made = await s.req('/db/tables', { method: 'POST', key: s.info.keys.service, headers: { 'content-type': 'application/json' }, body: '{"name":"notes"}' });
+      expect(made.status).toBe(201);
+      expect((await post(body(2000))).status).toBe(201);
+      const over = await post(body(2001));
+      expect(over.status).toBe(413);
+      expect(await over.json()).toEqual({ error: { code: 'payload_too_large', message: 'request body exceeds the limit of 2000 bytes' } });
+    } finally {
+      expect((await s.stop()).code).toBe(0);
+    }
+  });
+
   it('PLATFORM_EDGE_DURABILITY=full and =normal start the server, which then serves', async () => {
     const servers = await Promise.all([
       startServe(['--ephemeral'], { env: { PLATFORM_EDGE_DURABILITY: 'full' } }),
