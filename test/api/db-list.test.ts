@@ -76,6 +76,13 @@ describe('list envelope', () => {
     expect(names(b)).toEqual(['Eve']);
   });
 
+  it('without limit answers 100 rows of 1100, and next_offset 100', async () => {
+    const r = await list('many', 'count=exact');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ limit: 100, offset: 0, next_offset: 100, total: 1100 });
+    expect(r.body.rows).toHaveLength(100);
+  });
+
   it('caps limit 100000 to 1000', async () => {
     const r = await list('many', 'limit=100000&count=exact');
     expect(r.status).toBe(200);
