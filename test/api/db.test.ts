@@ -79,6 +79,9 @@ describe('tables', () => {
     [{ name: '_svc_meta' }, 'name'],
     [{ name: 'sqlite_x' }, 'name'],
     [{ name: 'a'.repeat(64) }, 'name'],
+    [{ name: 'pg_x' }, 'name'],
+    [{ name: '_svcx' }, 'name'],
+    [{ name: '1abc' }, 'name'],
     [{ name: 'ok1', type: 'graph' }, 'type'],
     [{ name: 'ok1', type: 'relational', columns: [{ name: 'id', type: 'text' }] }, 'columns[0].name'],
     [{ name: 'ok1', type: 'relational', columns: [{ name: 'x', type: 'varchar' }] }, 'columns[0].type'],
@@ -91,6 +94,14 @@ describe('tables', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('invalid_field');
     expect(r.body.error.details.field).toBe(field);
+  });
+
+  it('takes a name of 63 characters, and names that only contain the reserved prefixes', async () => {
+    for (const name of ['t'.repeat(63), '_x', 'a_svc', 'my_pg_t', 'sqlite']) {
+      const r = await createTable({ name });
+      expect(r.status, `${name}: ${r.text}`).toBe(201);
+      expect(r.body.name).toBe(name);
+    }
   });
 
   it('drops a table (service only) and 404s afterwards', async () => {
