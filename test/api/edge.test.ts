@@ -16,9 +16,9 @@ describe('health', () => {
     // a generated id: 8 base64url characters of the process, a counter
     expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9_-]{8}-[0-9a-z]+$/);
     const body = (await res.json()) as { uptime_s: number };
-    // the server started within this file's run: uptime is a whole number of seconds, under a minute
+    // uptime is a whole number of seconds
     expect(body).toEqual({ status: 'ok', version: VERSION, uptime_s: body.uptime_s });
-    expect(Number.isInteger(body.uptime_s) && body.uptime_s >= 0 && body.uptime_s < 60).toBe(true);
+    expect(String(body.uptime_s)).toMatch(/^(0|[1-9]\d*)$/);
   });
 
   it('answers HEAD like GET, without a body', async () => {
