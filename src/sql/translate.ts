@@ -172,6 +172,10 @@ class Translator {
         if (op === '->>' || op === '->') return this.arrow(n);
         throw unsupported(`operator ${op} is not allowed here`);
       }
+      case 'cast':
+        throw unsupported('casts are not allowed');
+      case 'var':
+        throw unsupported('placeholders are not allowed: write the value, or auth.uid(), auth.role(), auth.jwt()');
     }
     throw unsupported(`unsupported value (${String(n.type)})`);
   }

@@ -19,10 +19,13 @@ const post = (t: TestServer, path: string, body: unknown, headers: Record<string
 
 function expectLimited(res: Response, limit: number): void {
   expect(res.status).toBe(429);
-  expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  // the seconds left of the 300 s window: a whole number from 1 to 300, the same in both headers
+  const retry = res.headers.get('retry-after')!;
+  expect(retry).toMatch(/^[1-9]\d{0,2}$/);
+  expect(Number(retry)).toBeLessThanOrEqual(300);
+  expect(res.headers.get('ratelimit-reset')).toBe(retry);
   expect(res.headers.get('ratelimit-limit')).toBe(String(limit));
   expect(res.headers.get('ratelimit-remaining')).toBe('0');
-  expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
 }
 
 describe('rate limits', () => {

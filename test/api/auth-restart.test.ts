@@ -102,10 +102,11 @@ describe('the signing secret at rest', () => {
     server = s.server;
     const res = await register(s.url, publishable, 'old@example.com');
     expect(res.status).toBe(200);
-    const { access_token } = (await res.json()) as { access_token: string };
+    const { access_token, user } = (await res.json()) as { access_token: string; user: { id: string } };
     // The token is signed with the old secret, so tokens issued before the upgrade stay valid.
     const { payload } = await jwtVerify(access_token.slice('lca_'.length), Buffer.from(plain, 'base64url'), { audience: id });
-    expect(payload.sub).toBeTypeOf('string');
+    expect(payload.sub).toBe(user.id);
+    expect(payload.email).toBe('old@example.com');
     expect(secretOf(id)).toMatch(/^v2\./);
     expect(secretOf(id)).not.toContain(plain);
   });

@@ -16,18 +16,21 @@ describe('CORS', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(res.headers.get('access-control-allow-methods')).toContain('PATCH');
-    expect(res.headers.get('access-control-allow-headers')).toContain('x-service-key');
-    expect(res.headers.get('access-control-allow-headers')).toContain('authorization');
+    // exactly what docs/api.md "CORS" lists
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, PATCH, DELETE, OPTIONS');
+    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id');
+    expect(res.headers.get('access-control-max-age')).toBe('600');
   });
 
   it('adds allow-origin and exposes the request id on actual responses, errors included', async () => {
     const ok = await open.req('/health/key', { headers: { origin: 'https://anywhere.example' } });
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
-    expect(ok.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    const expose = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location';
+    expect(ok.headers.get('access-control-expose-headers')).toBe(expose);
     const denied = await open.req('/health/key', { key: 'svc_live_wrong', headers: { origin: 'https://anywhere.example' } });
     expect(denied.status).toBe(401);
     expect(denied.headers.get('access-control-allow-origin')).toBe('*');
+    expect(denied.headers.get('access-control-expose-headers')).toBe(expose);
   });
 
   it('sends no CORS headers without an Origin', async () => {
@@ -38,7 +41,7 @@ describe('CORS', () => {
   it('with configured origins, allows only those and varies on Origin', async () => {
     const allowed = await fetch(`${strict.url}/health`, { headers: { origin: 'https://app.example' } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
-    expect(allowed.headers.get('vary')).toContain('Origin');
+    expect(allowed.headers.get('vary')).toBe('Origin');
     const other = await fetch(`${strict.url}/health`, { headers: { origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     const pre = await fetch(`${strict.url}/health`, {

@@ -218,11 +218,11 @@ describe('policy expressions', () => {
     ['lower(owner) = 1', 'unsupported_sql', 'function lower is not allowed'],
     ['owner = auth.email()', 'unsupported_sql', "allowed functions: auth.uid(), auth.role(), auth.jwt() ->> 'claim'"],
     ['docs.owner = auth.uid()', 'unsupported_sql', 'qualified column names are not allowed'],
-    ['level::text = 1', 'unsupported_sql', 'unsupported value (cast)'],
+    ['level::text = 1', 'unsupported_sql', 'casts are not allowed'],
     ["level->>'a' = 'b'", 'unsupported_sql', 'column "level" does not hold JSON, or the path is invalid'],
     ['', 'unsupported_sql', 'the expression is empty'],
     ['owner', 'unsupported_sql', 'unsupported boolean expression (column_ref)'],
-    ['level = $1', 'unsupported_sql', 'unsupported value (var)'],
+    ['level = $1', 'unsupported_sql', 'placeholders are not allowed: write the value, or auth.uid(), auth.role(), auth.jwt()'],
   ])('%s → 400 %s, previous policy kept', async (expr, code, message) => {
     const before = await call('GET', '/db/tables/docs/rls');
     const r = await call('PUT', '/db/tables/docs/rls', { enabled: true, policies: { select: expr } }, svc());

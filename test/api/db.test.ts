@@ -45,7 +45,7 @@ describe('tables', () => {
     const r = await call('GET', '/db/tables');
     expect(r.status).toBe(200);
     const names = r.body.tables.map((t: { name: string }) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['notes', 'items', 'profiles']));
+    expect([...names].sort()).toEqual(['items', 'notes', 'profiles']);
     const items = r.body.tables.find((t: { name: string }) => t.name === 'items');
     expect(items.type).toBe('relational');
     expect(items.columns.map((c: { name: string }) => c.name)).toEqual([
@@ -53,7 +53,7 @@ describe('tables', () => {
     ]);
     const profiles = r.body.tables.find((t: { name: string }) => t.name === 'profiles');
     expect(profiles).toMatchObject({ type: 'relational', rls_enabled: true });
-    expect(profiles.columns.map((c: { name: string }) => c.name)).toContain('name');
+    expect(profiles.columns.map((c: { name: string }) => c.name)).toEqual(['id', 'name', 'created_at', 'updated_at']);
   });
 
   it('creating a table needs the service role', async () => {
@@ -79,6 +79,9 @@ describe('tables', () => {
     [{ name: '_svc_meta' }, 'name'],
     [{ name: 'sqlite_x' }, 'name'],
     [{ name: 'a'.repeat(64) }, 'name'],
+    [{ name: 'pg_x' }, 'name'],
+    [{ name: '_svcx' }, 'name'],
+    [{ name: '1abc' }, 'name'],
     [{ name: 'ok1', type: 'graph' }, 'type'],
     [{ name: 'ok1', type: 'relational', columns: [{ name: 'id', type: 'text' }] }, 'columns[0].name'],
     [{ name: 'ok1', type: 'relational', columns: [{ name: 'x', type: 'varchar' }] }, 'columns[0].type'],
@@ -91,6 +94,14 @@ describe('tables', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('invalid_field');
     expect(r.body.error.details.field).toBe(field);
+  });
+
+  it('takes a name of 63 characters, and names that only contain the reserved prefixes', async () => {
+    for (const name of ['t'.repeat(63), '_x', 'a_svc', 'my_pg_t', 'sqlite']) {
+      const r = await createTable({ name });
+      expect(r.status, `${name}: ${r.text}`).toBe(201);
+      expect(r.body.name).toBe(name);
+    }
   });
 
   it('drops a table (service only) and 404s afterwards', async () => {
@@ -234,7 +245,10 @@ describe('relational rows', () => {
     const books = g.body.tables.find((t: { name: string }) => t.name === 'books');
     expect(books.primary_key).toEqual(['id']);
     expect(books.columns).toContainEqual({ name: 'author_id', type: 'uuid', nullable: false, primary_key: false });
-    expect(g.body.tables.map((t: { name: string }) => t.name)).toContain('profiles');
+    // the schema lists exactly the tables GET /db/tables does
+    const listed = (await call('GET', '/db/tables')).body.tables.map((t: { name: string }) => t.name).sort();
+    expect(listed).toEqual(expect.arrayContaining(['authors', 'books', 'profiles']));
+    expect(g.body.tables.map((t: { name: string }) => t.name).sort()).toEqual(listed);
     expect((await call('DELETE', '/db/tables/authors', undefined, s.keys.service)).status).toBe(409);
     expect((await call('DELETE', `/db/tables/authors/rows/${a.body.id}`)).status).toBe(204);
     expect((await call('GET', `/db/tables/books/rows/${b.body.id}`)).status).toBe(404);

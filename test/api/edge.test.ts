@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw.js';
+import { VERSION } from '../../src/version.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -12,9 +13,12 @@ describe('health', () => {
   it('answers without auth', async () => {
     const res = await fetch(`${s.url}/health`);
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-request-id')).toMatch(/.+/);
-    const body = await res.json();
-    expect(body).toMatchObject({ status: 'ok', version: expect.any(String), uptime_s: expect.any(Number) });
+    // a generated id: 8 base64url characters of the process, a counter
+    expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9_-]{8}-[0-9a-z]+$/);
+    const body = (await res.json()) as { uptime_s: number };
+    // uptime is a whole number of seconds
+    expect(body).toEqual({ status: 'ok', version: VERSION, uptime_s: body.uptime_s });
+    expect(String(body.uptime_s)).toMatch(/^(0|[1-9]\d*)$/);
   });
 
   it('answers HEAD like GET, without a body', async () => {

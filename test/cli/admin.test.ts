@@ -173,15 +173,19 @@ describe.concurrent('key', () => {
     const k = await json<KeyOut>('key', 'create', '--project', project(), '--scopes', 'data:read');
     expect(await keyStatusBecomes(k.key!, 200)).toBe(true);
 
+    const before = Date.now();
     const r = await json<KeyOut>('key', 'revoke', k.id);
     expect(r.id).toBe(k.id);
-    expect(r.revoked_at).not.toBeNull();
+    // revoked now: an ISO time between the command's start and its end
+    expect(r.revoked_at).toBe(new Date(Date.parse(r.revoked_at!)).toISOString());
+    expect(Date.parse(r.revoked_at!)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(r.revoked_at!)).toBeLessThanOrEqual(Date.now());
     expect(await keyStatusBecomes(k.key!, 401)).toBe(true);
     const res = await s.req('/health/key', { key: k.key! });
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
 
     const keys = (await json<{ keys: KeyOut[] }>('key', 'list', '--project', project())).keys;
-    expect(keys.find((x) => x.id === k.id)?.revoked_at).not.toBeNull();
+    expect(keys.find((x) => x.id === k.id)?.revoked_at).toBe(r.revoked_at);
     // other keys still work
     expect(await status('/health/key', s.info.keys.service)).toBe(200);
   });
@@ -226,9 +230,14 @@ describe.concurrent('operator', () => {
     expect(op.email).toBe('ops@example.com');
     expect(op.id).toMatch(/^op_/);
 
+    const before = Date.now();
     const login = await json<{ operator_token: string; expires_at: string }>('operator', 'login', 'ops@example.com');
+    const after = Date.now();
     expect(login.operator_token).toMatch(OPERATOR);
-    expect(Date.parse(login.expires_at)).toBeGreaterThan(Date.now());
+    // valid 7 days from the login (docs/operations.md)
+    const week = 7 * 86_400_000;
+    expect(Date.parse(login.expires_at)).toBeGreaterThanOrEqual(before + week - 1000);
+    expect(Date.parse(login.expires_at)).toBeLessThanOrEqual(after + week);
     expect(await poll(async () => (await asOperator(login.operator_token, '/health/key')).status === 200)).toBe(true);
     const who = (await (await asOperator(login.operator_token, '/health/key')).json()) as { project_id: string; operator: string };
     expect(who).toMatchObject({ project_id: s.info.project_id, operator: 'ops@example.com' });

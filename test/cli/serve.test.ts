@@ -112,13 +112,15 @@ describe('serve --ephemeral --json', () => {
     expect(key.status).toBe(200);
     const body = (await key.json()) as { project_id: string; operator: string | null };
     expect(body.project_id).toBe(s.info.project_id);
-    expect(body.operator).not.toBeNull();
+    expect(body.operator).toBe('admin@localhost');
 
     const live = await fetch(`${s.url}/live`, { headers });
     expect(live.status).toBe(200);
-    const snap = (await live.json()) as { seq: number; events: unknown[] };
-    expect(typeof snap.seq).toBe('number');
-    expect(Array.isArray(snap.events)).toBe(true);
+    const snap = (await live.json()) as { seq: number; events: { seq: number; kind: string; route?: string; status?: number }[] };
+    expect(Object.keys(snap).sort()).toEqual(['edge', 'events', 'seq', 'stats']);
+    expect(snap.seq).toBe(snap.events.at(-1)?.seq ?? 0);
+    // the /health/key request just made is in the log
+    expect(snap.events.filter((e) => e.kind === 'request' && e.route === '/health/key').map((e) => e.status)).toContain(200);
 
     const noProject = await fetch(`${s.url}/live`, { headers: { authorization: headers.authorization } });
     expect(noProject.status).toBe(401);
@@ -298,6 +300,23 @@ describe('serve on a persistent --data-dir', () => {
     } finally {
       expect((await fromEnv.stop()).code).toBe(0);
       expect((await flagWins.stop()).code).toBe(0);
+    }
+  });
+
+  it('PLATFORM_EDGE_MAX_JSON_BODY sets the JSON body limit: at it 201, one byte over 413 naming it', async () => {
+    const s = await startServe(['--ephemeral'], { env: { PLATFORM_EDGE_MAX_JSON_BODY: '2000' } });
+    try {
+      const body = (bytes: number): string => `{"data":{"s":"${'x'.repeat(bytes - 17)}"}}`;
+      expect(body(2000)).toHaveLength(2000);
+      const post = (b: string) => s.req('/db/tables/notes/rows', { method: 'POST', key: s.info.keys.service, headers: { 'content-type': 'application/json' }, body: b });
+      const made = await s.req('/db/tables', { method: 'POST', key: s.info.keys.service, headers: { 'content-type': 'application/json' }, body: '{"name":"notes"}' });
+      expect(made.status).toBe(201);
+      expect((await post(body(2000))).status).toBe(201);
+      const over = await post(body(2001));
+      expect(over.status).toBe(413);
+      expect(await over.json()).toEqual({ error: { code: 'payload_too_large', message: 'request body exceeds the limit of 2000 bytes' } });
+    } finally {
+      expect((await s.stop()).code).toBe(0);
     }
   });
 

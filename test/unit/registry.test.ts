@@ -9,12 +9,12 @@ import { ProjectRegistry } from '../../src/project/registry.js';
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function setup(opts: { idleMs?: number; maxOpen?: number } = {}) {
+function setup(opts: { idleMs?: number; maxOpen?: number; env?: NodeJS.ProcessEnv } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'pe-reg-'));
   dirs.push(dataDir);
   for (const id of ['a', 'b', 'c']) mkdirSync(join(dataDir, 'projects', id), { recursive: true });
   let now = 1_000_000;
-  const config = loadConfig({ dataDir, projectIdleMs: opts.idleMs ?? 1000, maxOpenProjects: opts.maxOpen ?? 10 }, {});
+  const config = loadConfig({ dataDir, projectIdleMs: opts.idleMs ?? 1000, maxOpenProjects: opts.maxOpen ?? 10 }, opts.env ?? {});
   const reg = new ProjectRegistry(config, () => now);
   return { reg, advance: (ms: number) => (now += ms) };
 }
@@ -28,6 +28,9 @@ describe('ProjectRegistry', () => {
     expect(l1.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(l1.db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(l1.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    // docs/operations.md "Durability": the WAL is kept under 64 MB, normal durability is synchronous=NORMAL (1)
+    expect(l1.db.pragma('journal_size_limit', { simple: true })).toBe(67_108_864);
+    expect(l1.db.pragma('synchronous', { simple: true })).toBe(1);
     // every migration file of schema/project, in order, once
     const applied = l1.db.prepare('SELECT version, name FROM "_svc_meta.migrations" ORDER BY version').all();
     const files = readdirSync(fileURLToPath(new URL('../../schema/project', import.meta.url)))
@@ -44,6 +47,14 @@ describe('ProjectRegistry', () => {
     expect(l1.stmt('SELECT 1')).toBe(l1.stmt('SELECT 1'));
     l1.release();
     l2.release();
+    reg.closeAll();
+  });
+
+  it('PLATFORM_EDGE_DURABILITY=full opens projects with synchronous=FULL (2)', () => {
+    const { reg } = setup({ env: { PLATFORM_EDGE_DURABILITY: 'full' } });
+    const l = reg.acquire('a');
+    expect(l.db.pragma('synchronous', { simple: true })).toBe(2);
+    l.release();
     reg.closeAll();
   });
 
