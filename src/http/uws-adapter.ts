@@ -200,7 +200,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         if (body === TIMED_OUT) return respondSafely(res, state, errorResponse(new EdgeError('request_timeout', 'the request was not received in time')), r.method, true);
         r.body = body;
         r.bodyTooLarge = body === null;
-        run(res, state, r, body === null);
+        // note: a body cut off mid-stream is answered after this data callback: closing the connection
+        // inside it would drop the answer still corked with the socket.
+        if (body === null) return void setImmediate(() => run(res, state, r, true));
+        run(res, state, r, false);
       });
     } catch {
       respond(res, state, INTERNAL, 'GET', true);

@@ -38,8 +38,10 @@ describe('fair scheduling between projects (two workers, each project may use bo
   let s: TestServer;
   let b: { id: string; key: string };
   beforeAll(async () => {
-    s = await startTestServer({ sqlWorkers: 2, sqlProjectJobs: 2, sqlProjectQueue: 2 });
-    await seedNumbers(s, 3000);
+    s = await startTestServer({ sqlWorkers: 2, sqlProjectJobs: 2, sqlProjectQueue: 2, sqlTimeoutMs: 15_000 });
+    // note: 4000² pairs: each SLOW statement runs well past the 300 ms below, so A's queue is still full when
+    // its fifth arrives; the 15 s budget leaves room for A's queued two on a loaded machine.
+    await seedNumbers(s, 4000);
     const other = s.server.projects.create('b');
     b = { id: other.project.id, key: other.service };
   });
