@@ -211,8 +211,7 @@ export class Pipeline {
       // note: an internal error answers without the RateLimit-* headers (as auth's own limiter did).
       st.limit = null;
       this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
-    }
-    else if (h.status === 507) this.#logFull(err, st);
+    } else if (h.status === 507) this.#logFull(err, st);
     return { status: h.status, headers: h.headers, json: h.body };
   }
 
