@@ -78,7 +78,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const query = new QueryService(sqlPool, config.dataDir, bus, config.sqlTimeoutMs);
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth, config.rateLimit), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
   const pipeline = new Pipeline({
     config,
     routes,

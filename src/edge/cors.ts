@@ -1,8 +1,8 @@
 import type { Config } from '../config.js';
 import type { EdgeResponse } from './route.js';
 
-const ALLOW_HEADERS = 'authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id';
-const EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location';
+const ALLOW_HEADERS = 'authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id, range';
+const EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location, etag, content-range, content-length';
 const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 
 function allowedOrigin(config: Config, origin: string | undefined): string | null {

@@ -7,8 +7,9 @@ import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
 import { EdgeError, notFound, payloadTooLarge, toHttp, unauthorized, methodNotAllowed } from './errors.js';
 import { parseJsonBody } from './json-body.js';
+import { RateLimiter, type LimitCheck } from './rate-limit.js';
 import { newRequestId } from './request-id.js';
-import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RouteDef, Scope, UserClaims } from './route.js';
+import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RateLimitRule, RouteDef, Scope, UserClaims } from './route.js';
 import { SCOPES } from './route.js';
 import { Router, split } from './router.js';
 import { requireScope } from './scopes.js';
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   projectExists: (id: string) => boolean;
   onRecord?: (r: RequestRecord) => void;
   logError?: (msg: string, err: unknown) => void;
+  /** The rate limiter's clock (tests); `Date.now` by default. */
+  now?: () => number;
 }
 
 interface DispatchState {
@@ -49,6 +52,8 @@ interface DispatchState {
   route: RouteDef | null;
   projectId: string | null;
   lease: ProjectLease | null;
+  /** The `RateLimit-*` headers of a rate-limited route, sent with its answer (errors included). */
+  limit: Record<string, string> | null;
 }
 
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
@@ -74,6 +79,8 @@ export class Pipeline {
   /** Every geo header name, to tell at once that a request carries none. */
   readonly #geoNames: readonly string[];
   readonly #clientIp: ClientIp;
+  /** One limiter for every route with a `rateLimit`; each rule names its own window. */
+  readonly #limiter: RateLimiter;
   #bearer: BearerVerifier | null = null;
   #lastLimit: { method: string; path: string; limit: number } | null = null;
   #fullLoggedAt = -Infinity;
@@ -88,6 +95,7 @@ export class Pipeline {
     const g = deps.config.geoHeaders;
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
     this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
+    this.#limiter = new RateLimiter(deps.config.rateLimit, deps.now);
   }
 
   setBearerVerifier(v: BearerVerifier): void {
@@ -116,7 +124,7 @@ export class Pipeline {
    * common case), so the uWS adapter can reply while still corked.
    */
   dispatch(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse> {
-    const st: DispatchState = { t0: performance.now(), requestId: newRequestId(req.headers['x-request-id']), route: null, projectId: null, lease: null };
+    const st: DispatchState = { t0: performance.now(), requestId: newRequestId(req.headers['x-request-id']), route: null, projectId: null, lease: null, limit: null };
     let out: EdgeResponse | Promise<EdgeResponse>;
     try {
       out = this.#route(req, st);
@@ -172,6 +180,7 @@ export class Pipeline {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
+    if (route.rateLimit !== undefined) st.limit = this.#hitLimit(route.rateLimit, hreq, auth?.projectId ?? '');
     const ctx = new Ctx(this.#d, st, auth, req);
     const out = route.handler(hreq, ctx as never);
     // note: a route that says it never waits (`awaits: false`) defers its waiting part itself (ctx.later()).
@@ -179,10 +188,30 @@ export class Pipeline {
     return out;
   }
 
+  /**
+   * Counts one request against a route's buckets (per client address, and per body field when
+   * the rule names one and the body carries it); over a limit, 429 `rate_limited`.
+   */
+  #hitLimit(rule: RateLimitRule, req: HandlerReq, projectId: string): Record<string, string> {
+    const checks: LimitCheck[] = [{ key: `${rule.name}:ip:${projectId}:${req.ip}`, limit: rule.perAddress, windowS: rule.windowS }];
+    const f = rule.perField;
+    const body = req.json;
+    if (f !== undefined && typeof body === 'object' && body !== null) {
+      const v = (body as Record<string, unknown>)[f.field];
+      if (typeof v === 'string' && v.trim() !== '') {
+        checks.push({ key: `${rule.name}:${f.field}:${projectId}:${v.trim().toLowerCase()}`, limit: f.limit, windowS: rule.windowS });
+      }
+    }
+    return this.#limiter.hit(checks);
+  }
+
   #fail(err: unknown, st: DispatchState): EdgeResponse {
     const h = toHttp(err, st.requestId);
-    if (h.internal !== undefined) this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
-    else if (h.status === 507) this.#logFull(err, st);
+    if (h.internal !== undefined) {
+      // note: an internal error answers without the RateLimit-* headers (as auth's own limiter did).
+      st.limit = null;
+      this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
+    } else if (h.status === 507) this.#logFull(err, st);
     return { status: h.status, headers: h.headers, json: h.body };
   }
 
@@ -218,6 +247,8 @@ export class Pipeline {
     // Built from a literal and copied key by key: an object spread followed by a store made V8 build
     // a fresh hidden class on every request (perf showed Map::CopyWithField per request).
     const headers: Record<string, string> = { 'x-request-id': '' };
+    const limit = st.limit;
+    if (limit !== null) for (const k in limit) headers[k] = limit[k]!;
     const own = res.headers;
     if (own !== undefined) for (const k in own) headers[k] = own[k]!;
     headers['x-request-id'] = st.requestId;
@@ -242,16 +273,29 @@ export class Pipeline {
 
   #authenticate(req: EdgeRequest, route: RouteDef): AuthContext | Promise<AuthContext> {
     const { credentials } = this.#d;
-    const authz = req.headers.authorization;
+    let authz = req.headers.authorization;
+    let keyHeader = req.headers['x-service-key'];
+    let projectHeader = req.headers['x-service-project'];
+    const fromQuery = route.credentials === 'query';
+    if (fromQuery && req.rawQuery !== '') {
+      // note: only routes that opt in read credentials from the query string (EventSource cannot
+      // send headers); a header, when sent, wins. Elsewhere these parameters are ignored.
+      const q = new URLSearchParams(req.rawQuery);
+      keyHeader ??= q.get('apikey') ?? undefined;
+      if (authz === undefined) {
+        const token = q.get('access_token');
+        if (token !== null) authz = `Bearer ${token}`;
+      }
+      projectHeader ??= q.get('project') ?? undefined;
+    }
     const bearer = authz !== undefined && /^bearer /i.test(authz) ? authz.slice(7).trim() : null;
     let auth: AuthContext;
-    const keyHeader = req.headers['x-service-key'];
     if (route.auth === 'operator' || (keyHeader === undefined && bearer?.startsWith('lcd_'))) {
       const op = bearer?.startsWith('lcd_') ? credentials.operator(bearer) : null;
       if (!op) throw unauthorized('missing or invalid operator session');
-      const projectId = req.headers['x-service-project'] ?? '';
+      const projectId = projectHeader ?? '';
       if (route.auth !== 'operator' && !this.#d.projectExists(projectId)) {
-        throw unauthorized('X-Service-Project must name an existing project');
+        throw unauthorized(fromQuery ? 'X-Service-Project (or ?project=) must name an existing project' : 'X-Service-Project must name an existing project');
       }
       auth = {
         projectId,
@@ -263,7 +307,9 @@ export class Pipeline {
       };
       return auth;
     }
-    if (keyHeader === undefined || keyHeader === '') throw unauthorized('missing X-Service-Key header');
+    if (keyHeader === undefined || keyHeader === '') {
+      throw unauthorized(fromQuery ? 'missing X-Service-Key header (or apikey query parameter)' : 'missing X-Service-Key header');
+    }
     const key = credentials.key(keyHeader);
     if (!key) throw unauthorized('invalid API key');
     if (route.scope !== undefined) requireScope(key.scopes, route.scope);

@@ -38,6 +38,30 @@ export type AuthMode = 'none' | 'key' | 'bearer' | 'bearer?' | 'operator';
 
 export type BodyKind = 'none' | 'json' | 'raw';
 
+/**
+ * Where a route reads credentials. `header` (the default): `X-Service-Key`, `Authorization`
+ * and `X-Service-Project` only. `query`: those headers, else the query parameters `apikey`
+ * (the key), `access_token` (what `Authorization: Bearer` carries) and `project` (what
+ * `X-Service-Project` carries), for clients that cannot send headers (`EventSource`, a
+ * browser navigation). Only routes that opt in read them; elsewhere they are ignored.
+ */
+export type CredentialSource = 'header' | 'query';
+
+/**
+ * A route's fixed-window rate limit, counted by the pipeline after authentication and body
+ * parsing, before the handler (docs/api.md "Rate limits"). Buckets are per project.
+ */
+export interface RateLimitRule {
+  /** Names the buckets: `<name>:ip:<project>:<client address>`, `<name>:<field>:<project>:<value>`. */
+  readonly name: string;
+  /** Requests per window and client address. */
+  readonly perAddress: number;
+  /** Also requests per window and value of this JSON body field (trimmed, lower-cased), when it is a non-empty string. */
+  readonly perField?: { readonly field: string; readonly limit: number };
+  /** The window, seconds. */
+  readonly windowS: number;
+}
+
 /** Claims of a verified user access token. */
 export interface UserClaims {
   readonly id: string;
@@ -135,7 +159,10 @@ export type RouteCtx<A extends AuthMode = AuthMode> = CtxFor<A>;
 
 export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Absolute path with `:param` segments, e.g. `/db/tables/:t/rows`. */
+  /**
+   * Absolute path with `:param` segments, e.g. `/db/tables/:t/rows`, and at most one catch-all
+   * `*name` as the last segment (binds the rest of the path, e.g. `/storage/objects/:bucket/*key`).
+   */
   readonly path: string;
   readonly auth: A;
   readonly scope?: ScopeRule;
@@ -151,6 +178,10 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
    * answers at once and a slow one that waits).
    */
   readonly awaits?: boolean;
+  /** Where credentials are read; `query` only for clients that cannot send headers (CredentialSource). */
+  readonly credentials?: CredentialSource;
+  /** A rate limit on this route (off when the server's rate limits are off). */
+  readonly rateLimit?: RateLimitRule;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
   /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */

@@ -3,17 +3,24 @@ import type { RouteDef } from './route.js';
 interface Node {
   readonly statics: Map<string, Node>;
   param: { name: string; node: Node } | null;
+  /** A `*name` last segment: binds the rest of the path (one or more non-empty segments). */
+  rest: { name: string; node: Node } | null;
   readonly methods: Map<string, RouteDef>;
 }
 
-const newNode = (): Node => ({ statics: new Map(), param: null, methods: new Map() });
+const newNode = (): Node => ({ statics: new Map(), param: null, rest: null, methods: new Map() });
 
 export type Match =
   | { kind: 'route'; route: RouteDef; params: Record<string, string> }
   | { kind: 'method'; allowed: string[] }
   | { kind: 'none' };
 
-/** A segment trie over the declarative route table: static segments win over `:params`. */
+/**
+ * A segment trie over the declarative route table: static segments win over `:params`, which
+ * win over a catch-all `*name` (the last segment of a template; it binds the rest of the path,
+ * `/`s included, e.g. `/storage/objects/:bucket/*key`). The path alone picks the route; its
+ * method is checked after (405 with the allowed ones).
+ */
 export class Router {
   readonly #root = newNode();
 
@@ -23,8 +30,18 @@ export class Router {
 
   #add(r: RouteDef): void {
     let node = this.#root;
-    for (const seg of split(r.path)) {
-      if (seg.startsWith(':')) {
+    const segs = split(r.path);
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i]!;
+      if (seg.startsWith('*')) {
+        const name = seg.slice(1);
+        if (i !== segs.length - 1 || name === '') throw new Error(`route ${r.path}: a catch-all *name must be the last segment`);
+        if (node.rest && node.rest.name !== name) {
+          throw new Error(`route ${r.path}: catch-all *${name} clashes with *${node.rest.name}`);
+        }
+        node.rest ??= { name, node: newNode() };
+        node = node.rest.node;
+      } else if (seg.startsWith(':')) {
         const name = seg.slice(1);
         if (node.param && node.param.name !== name) {
           throw new Error(`route ${r.path}: parameter :${name} clashes with :${node.param.name}`);
@@ -41,7 +58,7 @@ export class Router {
     node.methods.set(r.method, r);
   }
 
-  /** Matches already-decoded path segments. HEAD falls back to GET. */
+  /** Matches path segments as sent (still percent-encoded: the pipeline decodes parameters once). HEAD falls back to GET. */
   match(method: string, segments: readonly string[]): Match {
     const params: Record<string, string> = {};
     const node = this.#walk(this.#root, segments, 0, params);
@@ -65,6 +82,12 @@ export class Router {
         params[node.param.name] = seg;
         return found;
       }
+    }
+    if (node.rest && node.rest.node.methods.size > 0) {
+      // note: the rest must be one or more non-empty segments (no `a//b`, no trailing `/`).
+      for (let j = i; j < segs.length; j++) if (segs[j] === '') return null;
+      params[node.rest.name] = i === segs.length - 1 ? seg : segs.slice(i).join('/');
+      return node.rest.node;
     }
     return null;
   }

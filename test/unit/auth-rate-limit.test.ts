@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_LIMIT, loadConfig } from '../../src/config.js';
 import { EdgeError } from '../../src/edge/errors.js';
-import { RateLimiter } from '../../src/services/auth/rate-limit.js';
+import { RateLimiter } from '../../src/edge/rate-limit.js';
 import { Revocations } from '../../src/services/auth/revocations.js';
 
 const cfg = { ...DEFAULT_RATE_LIMIT, windowS: 60 };

@@ -8,7 +8,6 @@ import type { EventBus } from '../../events/bus.js';
 import { appendChange, publishChanges, type Change, type ChangeOp } from '../../events/change-log.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { checkPassword, hashPassword } from './passwords.js';
-import { RateLimiter } from './rate-limit.js';
 import * as store from './store.js';
 import { REFRESH_PREFIX, Tokens, newRefreshToken, refreshHash, type IssuedAccess } from './tokens.js';
 import { toUser, type User, type UserRow } from './types.js';
@@ -32,12 +31,6 @@ export type RowCascade = (
   id: string,
 ) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> }>;
 
-/** A result plus the `RateLimit-*` headers to send with it. */
-export interface Limited<T> {
-  readonly body: T;
-  readonly headers: Record<string, string>;
-}
-
 const USER_TTL_MS = 1000;
 const MAX_CACHED_USERS = 50_000;
 const ME_KEYS = new Set(['name', 'user_metadata', 'metadata', 'data', 'email', 'password']);
@@ -49,7 +42,6 @@ const FORBIDDEN_SELF = ['app_metadata', 'role', 'email_verified', 'is_anonymous'
  */
 export class AuthService {
   readonly tokens: Tokens;
-  readonly limiter: RateLimiter;
   readonly #config: Config;
   readonly #bus: EventBus;
   #rowCascade: RowCascade | null = null;
@@ -61,7 +53,6 @@ export class AuthService {
     this.#bus = bus;
     this.#now = now;
     this.tokens = new Tokens(registry, sealer, config.authAccessTtlS, now);
-    this.limiter = new RateLimiter(config.rateLimit, now);
   }
 
   /** How the db service finds the rows a delete changes through foreign keys (set by the server). */
@@ -72,16 +63,7 @@ export class AuthService {
   /** The pipeline's bearer hook: verifies `lca_…` without reading SQLite (after the first use). */
   readonly verifyBearer = (projectId: string, token: string): UserClaims | Promise<UserClaims> => this.tokens.verify(projectId, token);
 
-  register(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
-    const rl = this.limiter.config;
-    const checks = [
-      { key: `register:ip:${p.projectId}:${ip}`, limit: rl.register },
-      ...emailCheck('register', p.projectId, body.email, rl.perEmail),
-    ];
-    return limited(this.limiter.hit(checks), () => this.#register(p, body));
-  }
-
-  async #register(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+  async register(p: ProjectLease, body: v.Body): Promise<SessionBody> {
     const email = v.email(body.email);
     const password = v.password(body.password);
     const name = v.optionalName(body.name) ?? null;
@@ -101,16 +83,7 @@ export class AuthService {
     return session;
   }
 
-  login(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
-    const rl = this.limiter.config;
-    const checks = [
-      { key: `login:ip:${p.projectId}:${ip}`, limit: rl.login },
-      ...emailCheck('login', p.projectId, body.email, rl.perEmail),
-    ];
-    return limited(this.limiter.hit(checks), () => this.#login(p, body));
-  }
-
-  async #login(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+  async login(p: ProjectLease, body: v.Body): Promise<SessionBody> {
     if (typeof body.email !== 'string') throw invalidField('email', 'must be a string');
     if (typeof body.password !== 'string') throw invalidField('password', 'must be a string');
     const user = store.userByEmail(p, body.email.trim().toLowerCase());
@@ -127,12 +100,7 @@ export class AuthService {
     return session;
   }
 
-  anonymous(p: ProjectLease, ip: string): Promise<Limited<SessionBody>> {
-    const checks = [{ key: `anonymous:ip:${p.projectId}:${ip}`, limit: this.limiter.config.anonymous }];
-    return limited(this.limiter.hit(checks), () => this.#anonymous(p));
-  }
-
-  async #anonymous(p: ProjectLease): Promise<SessionBody> {
+  async anonymous(p: ProjectLease): Promise<SessionBody> {
     const row = this.#newUserRow({ is_anonymous: 1 });
     const changes: Change[] = [];
     const session = await this.#startSession(p, row, () => {
@@ -146,12 +114,7 @@ export class AuthService {
   }
 
   /** Rotates the pair; a used refresh token revokes its whole session (reuse detection). */
-  refresh(p: ProjectLease, body: v.Body, ip: string): Promise<Limited<SessionBody>> {
-    const checks = [{ key: `refresh:ip:${p.projectId}:${ip}`, limit: this.limiter.config.refresh }];
-    return limited(this.limiter.hit(checks), () => this.#refresh(p, body));
-  }
-
-  async #refresh(p: ProjectLease, body: v.Body): Promise<SessionBody> {
+  async refresh(p: ProjectLease, body: v.Body): Promise<SessionBody> {
     const token = body.refresh_token;
     if (typeof token !== 'string' || !token.startsWith(REFRESH_PREFIX)) {
       throw invalidField('refresh_token', `must be a refresh token (${REFRESH_PREFIX}…)`);
@@ -396,16 +359,6 @@ function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old
   return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at);
 }
 
-/** Runs `fn`; its result or its error carries the `RateLimit-*` headers. */
-async function limited<T>(headers: Record<string, string>, fn: () => Promise<T>): Promise<Limited<T>> {
-  try {
-    return { body: await fn(), headers };
-  } catch (err) {
-    if (!(err instanceof EdgeError) || Object.keys(headers).length === 0) throw err;
-    throw new EdgeError(err.code, err.message, { details: err.details, headers: { ...headers, ...err.headers }, cause: err.cause });
-  }
-}
-
 function splitRefresh(r: { token: string; hash: string }): { refresh: string; refreshHash: string } {
   return { refresh: r.token, refreshHash: r.hash };
 }
@@ -420,9 +373,4 @@ function sessionBody(access: IssuedAccess, refresh: string, user: User): Session
     user,
   };
   return { ...s, tokens: { ...s } };
-}
-
-/** The per-e-mail bucket, when the body carries something e-mail-like. */
-function emailCheck(kind: string, projectId: string, raw: unknown, limit: number) {
-  return typeof raw === 'string' && raw.trim() !== '' ? [{ key: `${kind}:email:${projectId}:${raw.trim().toLowerCase()}`, limit }] : [];
 }

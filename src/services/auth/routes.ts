@@ -1,4 +1,5 @@
-import { json, noContent, route, type RouteDef } from '../../edge/route.js';
+import type { RateLimitConfig } from '../../config.js';
+import { json, noContent, route, type RateLimitRule, type RouteDef } from '../../edge/route.js';
 import { getUser, listUsers, updateUser } from './admin.js';
 import type { AuthService } from './auth.js';
 import { putUserFields } from './fields.js';
@@ -6,47 +7,51 @@ import { listRoles, putRoles } from './roles.js';
 import { userFields } from './store.js';
 import type { Body } from './validate.js';
 
+/** The sign-in endpoints' rate limits: per client address, and per e-mail for login and register (docs/api.md "Rate limits"). */
+function limits(rl: RateLimitConfig): Record<'register' | 'login' | 'anonymous' | 'refresh', RateLimitRule> {
+  const perEmail = { field: 'email', limit: rl.perEmail };
+  return {
+    register: { name: 'register', perAddress: rl.register, perField: perEmail, windowS: rl.windowS },
+    login: { name: 'login', perAddress: rl.login, perField: perEmail, windowS: rl.windowS },
+    anonymous: { name: 'anonymous', perAddress: rl.anonymous, windowS: rl.windowS },
+    refresh: { name: 'refresh', perAddress: rl.refresh, windowS: rl.windowS },
+  };
+}
+
 /** The auth endpoints (contract "auth"; docs/api.md "Auth"). */
-export function authRoutes(auth: AuthService): RouteDef[] {
+export function authRoutes(auth: AuthService, rateLimit: RateLimitConfig): RouteDef[] {
+  const limit = limits(rateLimit);
   return [
     route({
       method: 'POST',
       path: '/auth/register',
       auth: 'key',
       body: 'json',
-      handler: async (req, ctx) => {
-        const r = await auth.register(ctx.project, req.json as Body, req.ip);
-        return json(r.body, 200, r.headers);
-      },
+      rateLimit: limit.register,
+      handler: async (req, ctx) => json(await auth.register(ctx.project, req.json as Body)),
     }),
     route({
       method: 'POST',
       path: '/auth/login',
       auth: 'key',
       body: 'json',
-      handler: async (req, ctx) => {
-        const r = await auth.login(ctx.project, req.json as Body, req.ip);
-        return json(r.body, 200, r.headers);
-      },
+      rateLimit: limit.login,
+      handler: async (req, ctx) => json(await auth.login(ctx.project, req.json as Body)),
     }),
     route({
       method: 'POST',
       path: '/auth/anonymous',
       auth: 'key',
-      handler: async (req, ctx) => {
-        const r = await auth.anonymous(ctx.project, req.ip);
-        return json(r.body, 200, r.headers);
-      },
+      rateLimit: limit.anonymous,
+      handler: async (_req, ctx) => json(await auth.anonymous(ctx.project)),
     }),
     route({
       method: 'POST',
       path: '/auth/refresh',
       auth: 'key',
       body: 'json',
-      handler: async (req, ctx) => {
-        const r = await auth.refresh(ctx.project, req.json as Body, req.ip);
-        return json(r.body, 200, r.headers);
-      },
+      rateLimit: limit.refresh,
+      handler: async (req, ctx) => json(await auth.refresh(ctx.project, req.json as Body)),
     }),
     route({
       method: 'POST',

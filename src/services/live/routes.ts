@@ -35,6 +35,8 @@ export function liveRoutes(live: LiveLog, traffic: PublicTraffic): RouteDef[] {
       path: '/live/stream',
       auth: 'key',
       scope: 'auth:admin',
+      // note: a browser's EventSource sends no headers: ?apikey=, or ?access_token=lcd_…&project= (docs/api.md "Live log").
+      credentials: 'query',
       unlogged: true,
       handler: (req, ctx) => {
         const projectId = ctx.auth.projectId;

@@ -1,5 +1,5 @@
-import type { RateLimitConfig } from '../../config.js';
-import { EdgeError } from '../../edge/errors.js';
+import type { RateLimitConfig } from '../config.js';
+import { EdgeError } from './errors.js';
 
 interface Window {
   count: number;
@@ -10,6 +10,8 @@ export interface LimitCheck {
   /** Bucket key, e.g. `login:ip:<project>:<address>`. */
   readonly key: string;
   readonly limit: number;
+  /** The window, seconds; the config's `windowS` when absent. */
+  readonly windowS?: number;
 }
 
 const MAX_BUCKETS = 200_000;
@@ -19,6 +21,8 @@ const SWEEP_MS = 30_000;
  * Fixed-window counters in memory (one process; DESIGN.md §8 moves them with the
  * bus). `hit` counts one attempt against each bucket and answers the `RateLimit-*`
  * headers of the tightest one, or throws 429 `rate_limited` with `Retry-After`.
+ * The pipeline holds one, shared by every route with a `rateLimit` (route.ts); each
+ * bucket keeps the window its check names.
  */
 export class RateLimiter {
   readonly #cfg: RateLimitConfig;
@@ -44,7 +48,7 @@ export class RateLimiter {
     for (const c of checks) {
       let w = this.#windows.get(c.key);
       if (!w || w.resetAt <= now) {
-        w = { count: 0, resetAt: now + this.#cfg.windowS * 1000 };
+        w = { count: 0, resetAt: now + (c.windowS ?? this.#cfg.windowS) * 1000 };
         this.#windows.set(c.key, w);
       }
       w.count++;
