@@ -62,12 +62,16 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     if (--inflight === 0 && idle) idle();
   };
 
-  /** Writes a response (corked: one send for status, headers and body). */
-  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
+  /**
+   * Writes a response, corked: one send for status, headers and body. `corked`: called inside
+   * uWS's handler or data callback, where uWS has corked the socket itself (no cork call needed).
+   */
+  const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
     if (state.aborted) return finished(state);
     // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
     if (r.sse && !state.watched) watchAbort(res, state);
-    res.cork(() => write(res, r, method, close));
+    if (corked) write(res, r, method, close);
+    else res.cork(() => write(res, r, method, close));
     if (r.sse) return openSse(res, state, r);
     finished(state);
   };
@@ -129,12 +133,12 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
   };
 
   /** respond(), and INTERNAL if writing failed; never throws (a promise chain goes on). */
-  const respondSafely = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean): void => {
+  const respondSafely = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
     try {
-      respond(res, state, r, method, close);
+      respond(res, state, r, method, close, corked);
     } catch {
       try {
-        respond(res, state, INTERNAL, 'GET', true);
+        respond(res, state, INTERNAL, 'GET', true, corked);
       } catch {
         // note: the response was already written or closed; if neither, closing it keeps uWS from
         // aborting the process (a handler may not return with no answer and no abort handler).
@@ -162,7 +166,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
-    respondSafely(res, state, out, req.method, close || failed(out));
+    // note: run() is only called from uWS's handler or data callback, so the socket is corked.
+    respondSafely(res, state, out, req.method, close || failed(out), true);
   };
 
   const watchAbort = (res: HttpResponse, state: State): void => {

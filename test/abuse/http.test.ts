@@ -302,7 +302,8 @@ describe('slow clients and connection caps (item 6)', () => {
     expect(JSON.parse(a!.body)).toEqual(timeoutBody);
   });
 
-  it('headers trickled past the headers timeout: node answers 408; the pinned uWS closes after its own 10 s', { timeout: 30_000 }, async () => {
+  // note: these two run side by side (each waits for uWS's own 10 s idle timeout).
+  it.concurrent('headers trickled past the headers timeout: node answers 408; the pinned uWS closes after its own 10 s', { timeout: 30_000 }, async () => {
     const c = await open();
     c.sock.write('GET /health HTTP/1.1\r\nHost: x\r\n');
     if (t.backend === 'node') {
@@ -319,7 +320,7 @@ describe('slow clients and connection caps (item 6)', () => {
     }
   });
 
-  it('an idle keep-alive connection is closed after the keep-alive timeout (node; uWS: its own 10 s)', { timeout: 30_000 }, async () => {
+  it.concurrent('an idle keep-alive connection is closed after the keep-alive timeout (node; uWS: its own 10 s)', { timeout: 30_000 }, async () => {
     const c = await open();
     c.sock.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
     await c.closed;
