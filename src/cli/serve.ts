@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, publicUrl as checkPublicUrl, type Config } from '../config.js';
+import { bootstrap, type Boot } from '../bootstrap.js';
 import { createServer, type EdgeServer } from '../server.js';
 import { UsageError, noExtra, parse, portFlag, str, type Io } from './args.js';
 
@@ -29,8 +30,6 @@ Options:
 
 Environment: PLATFORM_EDGE_HTTP=uws|node forces an HTTP backend; PLATFORM_EDGE_MASTER_KEY
 sets the master key (else <data-dir>/master.key is created).`;
-
-const DEFAULT_OPERATOR = 'admin@localhost';
 
 export async function serveCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
@@ -171,34 +170,6 @@ function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     },
-  };
-}
-
-interface Boot {
-  projectId: string;
-  projectName: string;
-  keys: { publishable: string | null; service: string | null };
-  operatorToken: string;
-}
-
-/** Creates the default project and operator on a new data folder; mints an operator session. */
-async function bootstrap(server: EdgeServer): Promise<Boot> {
-  const { control, projects, operators } = server;
-  let projectId = control.getSetting('default_project');
-  if (projectId === null || !projects.exists(projectId)) {
-    const existing = projects.list();
-    if (existing.length === 0) {
-      projectId = projects.create('default', { sealKeys: true }).project.id;
-    } else projectId = existing[0]!.id;
-    control.setSetting('default_project', projectId);
-  }
-  if (!control.findOperator(DEFAULT_OPERATOR)) await operators.create(DEFAULT_OPERATOR, null);
-  const project = control.getProject(projectId)!;
-  return {
-    projectId,
-    projectName: project.name,
-    keys: control.sealedKeys(projectId),
-    operatorToken: operators.issue(DEFAULT_OPERATOR).token,
   };
 }
 
