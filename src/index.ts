@@ -75,11 +75,12 @@ export async function startEdge(options: StartEdgeOptions = {}): Promise<Edge> {
   const rateLimit = options.rateLimit ?? (ephemeral && (env.PLATFORM_EDGE_RATE_LIMIT ?? '') === '' ? false : undefined);
   const log = options.log ?? ((line: string) => void process.stderr.write(`platform-edge: ${line}\n`));
   const dataDir = ephemeral ? mkdtempSync(join(tmpdir(), 'platform-edge-')) : options.dataDir;
+  if (ephemeral) removeAtExit(dataDir!);
   const removeDir = (): void => {
-    if (ephemeral && dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    if (!ephemeral) return;
+    rmSync(dataDir!, { recursive: true, force: true });
+    atExit.delete(dataDir!);
   };
-  // note: a process that ends without close() (an uncaught error, process.exit) still removes the folder.
-  process.once('exit', removeDir);
   let config: Config;
   let server: EdgeServer;
   try {
@@ -98,7 +99,6 @@ export async function startEdge(options: StartEdgeOptions = {}): Promise<Edge> {
     );
     server = createServer(config, (msg, err) => log(`${msg}${err instanceof Error ? `: ${err.stack ?? err.message}` : ''}`));
   } catch (err) {
-    process.off('exit', removeDir);
     removeDir();
     throw err;
   }
@@ -112,7 +112,6 @@ export async function startEdge(options: StartEdgeOptions = {}): Promise<Edge> {
     listening = await server.listen();
   } catch (err) {
     await server.close().catch(() => {});
-    process.off('exit', removeDir);
     removeDir();
     throw err;
   }
@@ -126,11 +125,22 @@ export async function startEdge(options: StartEdgeOptions = {}): Promise<Edge> {
     keys: Object.freeze({ publishable: boot.keys.publishable, service: boot.keys.service }),
     operatorToken: boot.operatorToken,
     close(): Promise<void> {
-      closing ??= server.close().finally(() => {
-        process.off('exit', removeDir);
-        removeDir();
-      });
+      closing ??= server.close().finally(removeDir);
       return closing;
     },
   });
+}
+
+/** Ephemeral folders of servers not closed yet; a process that ends without close() (an uncaught error, process.exit) still removes them. */
+const atExit = new Set<string>();
+let exitHooked = false;
+
+function removeAtExit(dir: string): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', () => {
+      for (const d of atExit) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  atExit.add(dir);
 }
