@@ -156,6 +156,23 @@ describe('serve --ephemeral follows what started it', () => {
     expect(running(pid)).toBe(false);
   });
 
+  it('a persistent serve started by npm (npm_lifecycle_event set) also stops when its parent dies; its folder stays', async () => {
+    const dir = tempDir();
+    const sh = spawnTracked('sh', ['-c', '"$@" & echo "$!"; wait', 'sh', process.execPath, BIN, 'serve', '--data-dir', dir, '--json', '--host', '127.0.0.1', '--port', '0'], {
+      cwd: tempDir(),
+      env: cliEnv({ npm_lifecycle_event: 'start' }),
+    });
+    const info = await serveLine(sh);
+    const pid = Number(sh.out().split('\n')[0]);
+    orphans.add(pid);
+    sh.proc.kill('SIGKILL');
+    expect(await within(sh.closed, 15_000)).toBe(true);
+    expect(sh.err()).toContain('platform-edge: parent process exited, shutting down\n');
+    expect(await refused(Number(new URL(info.url).port))).toBe(true);
+    expect(running(pid)).toBe(false);
+    expect(readdirSync(dir).sort()).toEqual(expect.arrayContaining(['control.db', 'master.key', 'projects']));
+  });
+
   it('SIGTERM to `npx platform-edge serve --ephemeral` stops the server and deletes its folder', async () => {
     // A folder where the package is installed (a link to this repository, built).
     const project = tempDir();
