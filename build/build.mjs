@@ -1,15 +1,18 @@
-// Bundles the TypeScript sources into build/platform-edge.mjs with esbuild.
+// Bundles the TypeScript sources with esbuild: build/platform-edge.mjs (the CLI, run by
+// bin/platform-edge.js) and build/index.mjs (the programmatic API, the package's export),
+// and emits build/index.d.ts, the API's types, from src/index.ts with TypeScript.
 // Dependencies (native modules among them) stay external and load from node_modules.
-// Code splitting puts what is loaded on demand (e.g. the GraphQL service) in build/chunks/,
-// so `serve` does not pay for it at startup.
+// Code splitting puts what is loaded on demand (e.g. the GraphQL service) and what both
+// entries share in build/chunks/, so `serve` does not pay for it at startup.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 const out = new URL('./', import.meta.url).pathname;
+const src = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 rmSync(new URL('./chunks/', import.meta.url), { recursive: true, force: true });
 
 await build({
-  entryPoints: { 'platform-edge': new URL('../src/cli/main.ts', import.meta.url).pathname },
+  entryPoints: { 'platform-edge': src('cli/main.ts'), index: src('index.ts') },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
@@ -22,3 +25,34 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+await emitTypes();
+
+/**
+ * build/index.d.ts from src/index.ts. Every type the API shows is declared in that one file,
+ * so its declarations stand alone: TypeScript's isolated declaration emit (no type checking;
+ * `tsc --noEmit` checks the file) must report nothing, and the result may import nothing.
+ * The installed package's types are checked by .ci/pack-check.
+ */
+async function emitTypes() {
+  let ts;
+  try {
+    ts = (await import('typescript')).default;
+  } catch {
+    // note: a build without the dev dependencies keeps the .d.ts it has (the packed one).
+    process.stderr.write('build: typescript is not installed; build/index.d.ts not regenerated\n');
+    return;
+  }
+  const file = src('index.ts');
+  const result = ts.transpileDeclaration(readFileSync(file, 'utf8'), {
+    fileName: file,
+    reportDiagnostics: true,
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, strict: true },
+  });
+  const problems = (result.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  if (/^\s*(import|export)\s[^;{\n]*\sfrom\s*['"]|^\s*import\s*['"]|\bimport\(\s*['"]|\/\/\/\s*<reference/m.test(result.outputText)) {
+    problems.push('the declarations import another module; declare every exported type in src/index.ts');
+  }
+  if (problems.length > 0) throw new Error(`build: cannot emit build/index.d.ts from src/index.ts:\n${problems.join('\n')}`);
+  writeFileSync(new URL('./index.d.ts', import.meta.url), `// Generated from src/index.ts by build/build.mjs; do not edit.\n${result.outputText}`);
+}

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fstatSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, publicUrl as checkPublicUrl, type Config } from '../config.js';
+import { bootstrap, type Boot } from '../bootstrap.js';
 import { createServer, type EdgeServer } from '../server.js';
 import { UsageError, noExtra, parse, portFlag, str, type Io } from './args.js';
 
@@ -16,7 +17,8 @@ Options:
   --data-dir DIR       data folder (default ./.platform-edge, env PLATFORM_EDGE_DATA)
   --public-url URL     the address clients use, when behind a proxy
   --durability MODE    normal (default) or full: fsync every commit
-  --ephemeral          use a fresh temporary data folder, deleted on exit (for CI)
+  --ephemeral          use a fresh temporary data folder, deleted on exit (for CI); also
+                       stops when its parent process dies or its stdin (a pipe) closes
   --rate-limit on|off  auth rate limits (default on; off with --ephemeral unless this flag
                        or PLATFORM_EDGE_RATE_LIMIT is given)
   --headers-timeout-ms N      time to send a request's headers (default 10000; node:http)
@@ -29,8 +31,6 @@ Options:
 
 Environment: PLATFORM_EDGE_HTTP=uws|node forces an HTTP backend; PLATFORM_EDGE_MASTER_KEY
 sets the master key (else <data-dir>/master.key is created).`;
-
-const DEFAULT_OPERATOR = 'admin@localhost';
 
 export async function serveCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
@@ -74,6 +74,11 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
   const stopping = stopSignal(io, () => {
     if (ephemeralDir) rmSync(ephemeralDir, { recursive: true, force: true });
   });
+  // note: a CI server must not outlive what started it (docs/operations.md, "Ephemeral mode").
+  // Started by npm (`npx`, `npm start`), a signal to npm does not reach this process (npm runs
+  // it under `sh -c`), so it follows its parent then too.
+  const byNpm = (io.env.npm_lifecycle_event ?? '') !== '';
+  const unwatch = ephemeral || byNpm ? watchParent(stopping.stop, ephemeral) : () => {};
   let config: Config;
   let server: EdgeServer;
   try {
@@ -96,6 +101,7 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
     );
     server = createServer(config, (msg, err) => io.err(`platform-edge: ${msg}${err instanceof Error ? `: ${err.stack ?? err.message}` : ''}`));
   } catch (err) {
+    unwatch();
     stopping.dispose();
     if (ephemeralDir) rmSync(ephemeralDir, { recursive: true, force: true });
     throw err;
@@ -112,11 +118,13 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
     }
   } catch (err) {
     await server.close().catch(() => {});
+    unwatch();
     stopping.dispose();
     throw err;
   }
   await stopping.signalled;
   await server.close();
+  unwatch();
   stopping.dispose();
   io.exit?.(0);
   return 0;
@@ -142,10 +150,11 @@ function publicUrlFlag(v: string | undefined): string | null {
 }
 
 /**
- * Resolves on the first SIGINT/SIGTERM. A second one while shutting down forces the exit
- * (code 1), as users expect of a second Ctrl-C; `beforeForcedExit` still removes an ephemeral folder.
+ * Resolves on the first SIGINT/SIGTERM (or `stop(reason)`). A second signal while shutting
+ * down forces the exit (code 1), as users expect of a second Ctrl-C; `beforeForcedExit` still
+ * removes an ephemeral folder.
  */
-function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<void>; dispose(): void } {
+function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<void>; stop(reason: string): void; dispose(): void } {
   let count = 0;
   let resolve!: () => void;
   const signalled = new Promise<void>((r) => (resolve = r));
@@ -167,6 +176,12 @@ function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<
   process.on('SIGTERM', onSignal);
   return {
     signalled,
+    stop: (reason) => {
+      if (count > 0) return;
+      count++;
+      io.err(`platform-edge: ${reason}, shutting down`);
+      resolve();
+    },
     dispose: () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -174,32 +189,47 @@ function stopSignal(io: Io, beforeForcedExit: () => void): { signalled: Promise<
   };
 }
 
-interface Boot {
-  projectId: string;
-  projectName: string;
-  keys: { publishable: string | null; service: string | null };
-  operatorToken: string;
+/** How often an ephemeral server checks that its parent process still lives, ms. */
+const PARENT_POLL_MS = 1000;
+
+/**
+ * Calls `stop` when the process that started this one dies (the parent process id changes:
+ * an orphan is adopted by init or a subreaper) or, with `stdin` and when stdin is a pipe or a
+ * socket, when it closes. Stdin that is a terminal, a file or /dev/null (a shell's `&` gives
+ * that) is not watched. Returns the function that stops watching.
+ */
+function watchParent(stop: (reason: string) => void, stdin: boolean): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) stop('parent process exited');
+  }, PARENT_POLL_MS);
+  timer.unref();
+  const stdinIsPipe = stdin && isPipe(0);
+  const onEnd = (): void => stop('stdin closed');
+  if (stdinIsPipe) {
+    // note: what the parent writes is read and dropped; only the end matters.
+    process.stdin.on('data', () => {});
+    process.stdin.once('end', onEnd);
+    process.stdin.once('error', onEnd);
+    process.stdin.resume();
+  }
+  return () => {
+    clearInterval(timer);
+    if (stdinIsPipe) {
+      process.stdin.off('end', onEnd);
+      process.stdin.pause();
+    }
+  };
 }
 
-/** Creates the default project and operator on a new data folder; mints an operator session. */
-async function bootstrap(server: EdgeServer): Promise<Boot> {
-  const { control, projects, operators } = server;
-  let projectId = control.getSetting('default_project');
-  if (projectId === null || !projects.exists(projectId)) {
-    const existing = projects.list();
-    if (existing.length === 0) {
-      projectId = projects.create('default', { sealKeys: true }).project.id;
-    } else projectId = existing[0]!.id;
-    control.setSetting('default_project', projectId);
+/** True when the file descriptor is a pipe or a socket (false when closed). */
+function isPipe(fd: number): boolean {
+  try {
+    const st = fstatSync(fd);
+    return st.isFIFO() || st.isSocket();
+  } catch {
+    return false;
   }
-  if (!control.findOperator(DEFAULT_OPERATOR)) await operators.create(DEFAULT_OPERATOR, null);
-  const project = control.getProject(projectId)!;
-  return {
-    projectId,
-    projectName: project.name,
-    keys: control.sealedKeys(projectId),
-    operatorToken: operators.issue(DEFAULT_OPERATOR).token,
-  };
 }
 
 function banner(version: string, backend: string, dataDir: string, ephemeral: boolean, s: { url: string; project_id: string; keys: Boot['keys']; operator_token: string }, name: string): string {

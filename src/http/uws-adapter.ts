@@ -233,14 +233,20 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
           bodyClock.stop();
           uws.us_listen_socket_close(token);
           for (const s of streams) s.close();
-          if (inflight === 0) return Promise.resolve();
-          return new Promise<void>((done) => {
-            const t = setTimeout(done, deadlineMs);
-            idle = () => {
-              clearTimeout(t);
-              done();
-            };
-          });
+          const drained =
+            inflight === 0
+              ? Promise.resolve()
+              : new Promise<void>((done) => {
+                  const t = setTimeout(done, deadlineMs);
+                  idle = () => {
+                    clearTimeout(t);
+                    done();
+                  };
+                });
+          // note: then the connections left (idle keep-alive ones) close, so a server stopped
+          // inside a process that lives on (startEdge's close()) answers nothing more. The
+          // binary has App.close(); the typings lack it.
+          return drained.then(() => (app as unknown as { close(): void }).close());
         },
       });
     });

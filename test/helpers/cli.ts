@@ -44,7 +44,7 @@ let cwd: string | null = null;
 const scratch = (): string => (cwd ??= tempDir('pe-cli-cwd-'));
 
 /** The environment for spawned CLIs: ours, minus any PLATFORM_EDGE_* setting except the HTTP backend. */
-function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (!k.startsWith('PLATFORM_EDGE_') || k === 'PLATFORM_EDGE_HTTP') env[k] = v;
@@ -118,16 +118,17 @@ export async function cliJson<T = Record<string, unknown>>(args: string[]): Prom
 
 /**
  * Starts `platform-edge serve --json --host 127.0.0.1 --port 0 …` and waits for its one
- * JSON line. The process is killed by killAll() if a test does not stop it. TMPDIR is a
+ * JSON line. Its stdin is /dev/null unless `stdin: 'pipe'`. The process is killed by
+ * killAll() if a test does not stop it. TMPDIR is a
  * folder killAll() removes (unless the caller sets it), so even a killed `--ephemeral`
  * server leaves nothing behind.
  */
-export async function startServe(args: string[], opts: { env?: Record<string, string> } = {}): Promise<ServeProcess> {
+export async function startServe(args: string[], opts: { env?: Record<string, string>; stdin?: 'ignore' | 'pipe' } = {}): Promise<ServeProcess> {
   assertBundle();
   const proc = spawn(process.execPath, [BIN, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', ...args], {
     cwd: scratch(),
     env: cliEnv({ TMPDIR: tempDir('pe-cli-tmp-'), ...opts.env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   live.add(proc);
   const { out, err, exited } = collect(proc);
