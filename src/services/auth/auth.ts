@@ -5,7 +5,7 @@ import type { Sealer } from '../../control/seal.js';
 import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
-import { appendChange, publishChanges, type Change, type ChangeOp } from '../../events/change-log.js';
+import { appendChange, publishChanges, storedImage, type Change, type ChangeOp, type RowImages } from '../../events/change-log.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { checkPassword, hashPassword } from './passwords.js';
 import { RateLimiter } from './rate-limit.js';
@@ -30,7 +30,7 @@ export type RowCascade = (
   p: ProjectLease,
   table: string,
   id: string,
-) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> }>;
+) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> } & RowImages>;
 
 /** A result plus the `RateLimit-*` headers to send with it. */
 export interface Limited<T> {
@@ -94,9 +94,9 @@ export class AuthService {
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
       store.insertProfile(p, row.id, name, fieldValues, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.#emitCreated(p.projectId, row);
     return session;
   }
@@ -138,9 +138,9 @@ export class AuthService {
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
       store.insertProfile(p, row.id, null, {}, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.#emitCreated(p.projectId, row);
     return session;
   }
@@ -266,10 +266,11 @@ export class AuthService {
       store.updateUser(p, userId, { ...patch, updated_at: now });
       if (Object.keys(profile).length === 0) return;
       const old = store.profileData(p, userId);
+      const oldRow = profileImage(p, userId);
       store.updateProfile(p, userId, profile, now);
-      changes.push(profileChange(p, old ? 'update' : 'insert', userId, old ?? null, now));
+      changes.push(profileChange(p, old ? 'update' : 'insert', userId, old ?? null, oldRow, now));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.forgetUser(p.projectId, userId);
     return toUser(store.userById(p, userId)!);
   }
@@ -295,16 +296,17 @@ export class AuthService {
       const sessions = store.revokeUserSessions(p, id, now);
       const old = store.profileData(p, id);
       if (old) {
+        const oldRow = profileImage(p, id);
         // note: rows of user tables that reference profiles change with it (ON DELETE CASCADE / SET NULL).
         const cascaded = this.#rowCascade?.(p, 'profiles', id) ?? [];
         store.deleteProfile(p, id);
-        changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now));
-        for (const c of cascaded) changes.push(appendChange(p, c.op, c.table, c.id, c.data, c.old, now));
+        changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now, { newRow: null, oldRow }));
+        for (const c of cascaded) changes.push(appendChange(p, c.op, c.table, c.id, c.data, c.old, now, c));
       }
       if (!store.deleteUser(p, id)) throw notFound('user', id);
       return sessions;
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.forgetUser(p.projectId, id);
     this.#revoked(p.projectId, revoked);
   }
@@ -392,8 +394,14 @@ export class AuthService {
 }
 
 /** Logs a write of the user's profiles row in the change log (inside the transaction), like a db write. */
-function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old: Record<string, unknown> | null, at: string): Change {
-  return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at);
+function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old: Record<string, unknown> | null, oldRow: string | null, at: string): Change {
+  return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at, { newRow: profileImage(p, id), oldRow });
+}
+
+/** The user's profiles row as stored (the change log's row image), null when there is none. */
+function profileImage(p: ProjectLease, id: string): string | null {
+  const row = store.profileById(p, id);
+  return row ? storedImage(row) : null;
 }
 
 /** Runs `fn`; its result or its error carries the `RateLimit-*` headers. */
