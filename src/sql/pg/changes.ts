@@ -60,7 +60,8 @@ function rowJson(t: TrackedTable, r: 'NEW' | 'OLD'): string {
       let e = v;
       if (c.type === 'bool') e = `CASE WHEN ${v} IS NULL THEN NULL WHEN ${v} THEN json('true') ELSE json('false') END`;
       else if (c.type === 'jsonb') e = `json(${v})`;
-      else if (c.type === 'bytea') e = `hex(${v})`;
+      // note: hex(NULL) is '', not NULL.
+      else if (c.type === 'bytea') e = `CASE WHEN ${v} IS NULL THEN NULL ELSE hex(${v}) END`;
       return `${quoteLiteral(c.name)}, ${e}`;
     });
     parts.push(`json_object(${chunk.join(', ')})`);
