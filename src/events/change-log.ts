@@ -96,7 +96,15 @@ export function publishChanges(bus: EventBus, project: ProjectLease, changes: re
   }
   for (const c of changes) {
     if (c.seq <= st.last) continue;
-    if (c.seq > st.last + 1) for (const r of changeStore.between(project, st.last, c.seq)) bus.emit('db.change', toChange(project.projectId, r));
+    if (c.seq > st.last + 1) {
+      let missing: LogRow[] = [];
+      try {
+        missing = changeStore.between(project, st.last, c.seq);
+      } catch {
+        // note: the database was closed meanwhile (the project deleted): the given change still goes out.
+      }
+      for (const r of missing) bus.emit('db.change', toChange(project.projectId, r));
+    }
     bus.emit('db.change', c);
     st.last = c.seq;
   }

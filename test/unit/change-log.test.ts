@@ -116,6 +116,28 @@ describe('change log row images', () => {
   });
 });
 
+describe('change log row images of the auth service (profiles)', () => {
+  it('sign-up, PATCH /auth/me and user deletion log the profiles row as stored', async () => {
+    const start = newest();
+    const reg1 = await s.req('/auth/register', { method: 'POST', headers: JSON_H, body: JSON.stringify({ email: 'img@example.com', password: 'correct horse battery', name: 'Ada' }) });
+    expect(reg1.status).toBe(200);
+    const session = (await reg1.json()) as { access_token: string; user: { id: string } };
+    const uid = session.user.id;
+    const me = await s.req('/auth/me', { method: 'PATCH', headers: { ...JSON_H, authorization: `Bearer ${session.access_token}` }, body: JSON.stringify({ name: 'Grace' }) });
+    expect(me.status).toBe(200);
+    const profile = () => withLease((l) => l.db.prepare('SELECT * FROM profiles WHERE id = ?').get(uid) as Record<string, unknown>);
+    const after = profile();
+    expect((await call('DELETE', `/auth/users/${uid}`)).status).toBe(204);
+    const log = changesAfter(start).map(images);
+    expect(log).toEqual([
+      { op: 'insert', table: 'profiles', id: uid, data: { name: 'Ada' }, old: null, newRow: { ...after, name: 'Ada', updated_at: log[0]!.newRow.updated_at }, oldRow: null },
+      { op: 'update', table: 'profiles', id: uid, data: { name: 'Grace' }, old: { name: 'Ada' }, newRow: after, oldRow: log[0]!.newRow },
+      { op: 'delete', table: 'profiles', id: uid, data: null, old: { name: 'Grace' }, newRow: null, oldRow: after },
+    ]);
+    expect(Object.keys(after).sort()).toEqual(['created_at', 'id', 'name', 'updated_at']);
+  });
+});
+
 describe('publishing in seq order', () => {
   it('a change that arrives before earlier ones publishes the missing ones from the log first, each once', async () => {
     const bus = new EventBus();
