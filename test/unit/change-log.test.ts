@@ -4,6 +4,8 @@ import { EventBus } from '../../src/events/bus.js';
 import { appendChange, expectChanges, publishChanges, pruneChangeLog, type Change } from '../../src/events/change-log.js';
 import { advanceCursor, getCursor, listCursors, openCursor, readChanges, readCursor, setCursorEnabled, type LoggedChange } from '../../src/events/cursors.js';
 import { ProjectRegistry, type ProjectLease } from '../../src/project/registry.js';
+import { loadConfig } from '../../src/config.js';
+import { createServer, type EdgeServer } from '../../src/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The change log is internal (no HTTP API exposes it yet): these tests write through a real
@@ -239,8 +241,24 @@ describe('consumer cursors', () => {
   });
 });
 
+/** The change-log seqs of a server's only project, read on a second connection. */
+function withRegistryOf(server: EdgeServer): unknown[] {
+  const r = new ProjectRegistry(server.config);
+  try {
+    const id = server.projects.list()[0]!.id;
+    const l = r.acquire(id);
+    try {
+      return l.db.prepare('SELECT seq FROM "_svc_meta.change_log" ORDER BY seq').pluck().all();
+    } finally {
+      l.release();
+    }
+  } finally {
+    r.closeAll();
+  }
+}
+
 describe('retention of projects that are not open', () => {
-  it('prunes a project as it closes (and never past its slowest cursor up to the cap)', async () => {
+  it('prunes a project as it closes, and as it opens', async () => {
     const t = await startTestServer({ changeLogKeep: 2, changeLogCap: 4 });
     const dataDir = t.dataDir;
     try {
@@ -250,17 +268,31 @@ describe('retention of projects that are not open', () => {
       }
       // close the server without deleting its folder: the registry closes the project, which prunes it
       await t.server.close();
-      const r2 = new ProjectRegistry(t.server.config);
-      try {
-        const l = r2.acquire(t.projectId);
+      const seqs = (): unknown[] => {
+        const r2 = new ProjectRegistry(t.server.config);
         try {
-          const rows = l.db.prepare('SELECT seq FROM "_svc_meta.change_log" ORDER BY seq').pluck().all();
-          expect(rows).toEqual([5, 6]);
+          const l = r2.acquire(t.projectId);
+          try {
+            return l.db.prepare('SELECT seq FROM "_svc_meta.change_log" ORDER BY seq').pluck().all();
+          } finally {
+            l.release();
+          }
         } finally {
-          l.release();
+          r2.closeAll();
         }
+      };
+      expect(seqs()).toEqual([5, 6]);
+      // a server with a smaller keep prunes the project when a request opens it
+      const again = createServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir, changeLogKeep: 1, changeLogCap: 1 }, {}));
+      try {
+        const { url } = await again.listen();
+        const r = await fetch(`${url}/db/tables/n/rows?limit=1`, { headers: { 'x-service-key': t.keys.service } });
+        expect(r.status).toBe(200);
+        await r.arrayBuffer();
+        const l = withRegistryOf(again);
+        expect(l).toEqual([6]);
       } finally {
-        r2.closeAll();
+        await again.close();
       }
     } finally {
       const { rmSync } = await import('node:fs');
