@@ -154,13 +154,14 @@ export interface Retention {
  * pruned, so seq never restarts. Returns how many rows went.
  */
 export function pruneChangeLog(project: ProjectLease, r: Retention): number {
-  const { newest } = changeStore.bounds(project);
-  if (newest === null) return 0;
+  const { oldest, newest } = changeStore.bounds(project);
+  if (oldest === null || newest === null) return 0;
   const keep = Math.max(1, r.keep);
   const cap = Math.max(keep, r.cap);
   let through = newest - keep;
   const slowest = cursorStore.slowest(project);
   if (slowest !== null && slowest < through) through = slowest;
   if (through < newest - cap) through = newest - cap;
-  return through > 0 ? changeStore.pruneThrough(project, through) : 0;
+  // note: nothing to delete runs no DELETE (a write statement takes the file's write lock even when it matches nothing).
+  return through >= oldest ? changeStore.pruneThrough(project, through) : 0;
 }
