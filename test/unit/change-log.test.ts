@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/events/bus.js';
-import { appendChange, expectChanges, publishChanges, pruneChangeLog, type Change } from '../../src/events/change-log.js';
+import { appendChange, catchUpChanges, expectChanges, publishChanges, pruneChangeLog, type Change } from '../../src/events/change-log.js';
 import { advanceCursor, getCursor, listCursors, openCursor, readChanges, readCursor, setCursorEnabled, type LoggedChange } from '../../src/events/cursors.js';
 import { ProjectRegistry, type ProjectLease } from '../../src/project/registry.js';
 import { loadConfig } from '../../src/config.js';
@@ -156,6 +156,21 @@ describe('publishing in seq order', () => {
     await bus.idle();
     expect(got).toEqual([a!.seq, b!.seq, c!.seq]);
     expect(b!.seq).toBe(a!.seq + 1);
+  });
+
+  it('changes committed without a reply (a worker ended past its time limit) are published by a catch-up read', async () => {
+    const bus = new EventBus();
+    const got: number[] = [];
+    bus.on('db.change', (e) => void got.push(e.seq));
+    const appended = withLease((l) => {
+      expectChanges(l);
+      const at = new Date().toISOString();
+      return [1, 2].map((n) => appendChange(l, 'insert', 'notes', `u${n}`, { n }, null, at, { newRow: null, oldRow: null }).seq);
+    });
+    withLease((l) => catchUpChanges(bus, l));
+    withLease((l) => catchUpChanges(bus, l));
+    await bus.idle();
+    expect(got).toEqual(appended);
   });
 
   it('concurrent raw-SQL and rows-API writes reach the bus once each, in seq order', async () => {
