@@ -85,6 +85,11 @@ export interface Config {
   readonly clientIpHeader: string;
   /** Rows of each project's change log kept (the newest); older ones are pruned. At least 1. */
   readonly changeLogKeep: number;
+  /**
+   * Rows of a project's change log kept at most, whatever its consumer cursors still need:
+   * past it, a lagging cursor loses the oldest rows and reads a gap (docs/api.md "Change log").
+   */
+  readonly changeLogCap: number;
   /** How often open projects' change logs are pruned, ms. */
   readonly changeLogPruneMs: number;
   /** Size cap of each project's database file, bytes (SQLite `max_page_count`); 0: none but the disk. */
@@ -182,6 +187,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     trustedProxies: list(env.PLATFORM_EDGE_TRUSTED_PROXIES) ?? [],
     clientIpHeader: env.PLATFORM_EDGE_CLIENT_IP_HEADER || 'x-forwarded-for',
     changeLogKeep: int(env.PLATFORM_EDGE_CHANGE_LOG_KEEP, 'PLATFORM_EDGE_CHANGE_LOG_KEEP') ?? 100_000,
+    changeLogCap: int(env.PLATFORM_EDGE_CHANGE_LOG_CAP, 'PLATFORM_EDGE_CHANGE_LOG_CAP') ?? 0,
     changeLogPruneMs: 60_000,
     maxProjectDbBytes: int(env.PLATFORM_EDGE_MAX_PROJECT_DB_BYTES, 'PLATFORM_EDGE_MAX_PROJECT_DB_BYTES') ?? 0,
     authRefreshReuseIntervalS: int(env.PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S, 'PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S') ?? 10,
@@ -232,6 +238,11 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`the request timeout (${merged.requestTimeoutMs} ms) must be 0 or at least the headers timeout (${merged.headersTimeoutMs} ms)`);
   }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
+  // note: 0 stands for "derived": a million rows, or the kept count when that is more.
+  if (merged.changeLogCap === 0) merged.changeLogCap = Math.max(1_000_000, merged.changeLogKeep);
+  if (merged.changeLogCap < merged.changeLogKeep) {
+    throw new Error(`PLATFORM_EDGE_CHANGE_LOG_CAP (${merged.changeLogCap}) must be at least PLATFORM_EDGE_CHANGE_LOG_KEEP (${merged.changeLogKeep})`);
+  }
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
   }

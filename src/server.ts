@@ -9,7 +9,7 @@ import { Pipeline, type RequestRecord } from './edge/pipeline.js';
 import type { EdgeRequest, EdgeResponse, RouteDef } from './edge/route.js';
 import { EventBus } from './events/bus.js';
 import { startHttp, type HttpServer } from './http/index.js';
-import { ProjectRegistry } from './project/registry.js';
+import { ProjectRegistry, type ProjectLease } from './project/registry.js';
 import { pruneChangeLog } from './events/change-log.js';
 import { adminRoutes } from './services/admin/routes.js';
 import { AuthService } from './services/auth/auth.js';
@@ -32,6 +32,8 @@ export interface EdgeServer {
   readonly control: ControlStore;
   readonly projects: ProjectAdmin;
   readonly operators: Operators;
+  /** The in-process event bus (listeners run after the emitting request, src/events/bus.ts). */
+  readonly bus: EventBus;
   dispatch(req: EdgeRequest): Promise<EdgeResponse>;
   listen(): Promise<{ url: string; port: number; backend: 'uws' | 'node' }>;
   /** Stops accepting, finishes in-flight requests, closes every database. */
@@ -94,18 +96,30 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   });
   pipeline.setBearerVerifier(auth.verifyBearer);
 
-  // note: change-log retention (docs/api.md "Change events"): the newest rows of each open project are kept.
+  // note: change-log retention (docs/api.md "Change log"): open projects on a timer; every project also
+  // as it opens and as it closes, so a project that is not open never holds more than the rules allow.
+  const retention = { keep: config.changeLogKeep, cap: config.changeLogCap };
+  const prune = (lease: ProjectLease): void => {
+    try {
+      pruneChangeLog(lease, retention);
+    } catch (err) {
+      log(`change log of project ${lease.projectId} not pruned`, err);
+    }
+  };
+  registry.onMaintain(prune);
   const pruneTimer = setInterval(() => {
     for (const id of registry.openIds()) {
+      let lease: ProjectLease;
       try {
-        const lease = registry.acquire(id);
-        try {
-          pruneChangeLog(lease, config.changeLogKeep);
-        } finally {
-          lease.release();
-        }
+        lease = registry.acquire(id);
       } catch (err) {
         log(`change log of project ${id} not pruned`, err);
+        continue;
+      }
+      try {
+        prune(lease);
+      } finally {
+        lease.release();
       }
     }
   }, config.changeLogPruneMs);
@@ -116,6 +130,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     control,
     projects,
     operators,
+    bus,
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port, config);

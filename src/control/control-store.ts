@@ -155,6 +155,18 @@ export class ControlStore {
     return this.getKey(id);
   }
 
+  /** Keys revoked at or after `at` (every revoked key when null), oldest revocation first. */
+  keysRevokedSince(at: string | null): Array<{ id: string; project_id: string; revoked_at: string }> {
+    return this.db
+      .prepare('SELECT id, project_id, revoked_at FROM api_keys WHERE revoked_at IS NOT NULL AND revoked_at >= ? ORDER BY revoked_at, id')
+      .all(at ?? '') as Array<{ id: string; project_id: string; revoked_at: string }>;
+  }
+
+  /** The time of the newest key revocation, null when none. */
+  lastKeyRevocation(): string | null {
+    return (this.db.prepare('SELECT max(revoked_at) FROM api_keys').pluck().get() as string | null) ?? null;
+  }
+
   /**
    * The plaintext of the sealed (bootstrap) keys of a project (sealed for the project, purpose
    * `keys`, under the key's id). A copy in an older format is resealed in its row.

@@ -21,6 +21,9 @@ export class ProjectAdmin {
   readonly #registry: ProjectRegistry | null;
   readonly #credentials: CredentialCache | null;
   readonly #bus: EventBus | null;
+  /** The newest key revocation this process has announced, and the keys revoked at that instant. */
+  #revokedAt: string | null = null;
+  readonly #revokedIds = new Set<string>();
 
   constructor(config: Config, store: ControlStore, registry: ProjectRegistry | null, credentials: CredentialCache | null, bus: EventBus | null) {
     this.#config = config;
@@ -28,6 +31,11 @@ export class ProjectAdmin {
     this.#registry = registry;
     this.#credentials = credentials;
     this.#bus = bus;
+    // note: revocations before this server started are not news; only later ones are announced.
+    if (bus) {
+      this.#revokedAt = store.lastKeyRevocation();
+      for (const k of store.keysRevokedSince(this.#revokedAt)) this.#revokedIds.add(k.id);
+    }
   }
 
   #dir(id: string): string {
@@ -62,8 +70,17 @@ export class ProjectAdmin {
     rmSync(this.#dir(id), { recursive: true, force: true });
   }
 
-  /** Forgets open projects that another process (the CLI) deleted. */
+  /**
+   * After another process (the CLI) changed control.db: announces keys it revoked
+   * (`key.revoked`) and forgets open projects it deleted.
+   */
   reconcile(): void {
+    if (this.#bus) {
+      for (const k of this.#store.keysRevokedSince(this.#revokedAt)) {
+        if (!this.#noteRevoked(k.revoked_at, k.id)) continue;
+        this.#bus.emit('key.revoked', { projectId: k.project_id, at: k.revoked_at, keyId: k.id });
+      }
+    }
     if (!this.#registry) return;
     for (const id of this.#registry.openIds()) {
       if (!this.#store.getProject(id)) {
@@ -93,7 +110,21 @@ export class ProjectAdmin {
     const key = this.#store.revokeKey(keyId);
     if (!key) throw notFound('key', keyId);
     this.#credentials?.invalidate();
-    this.#bus?.emit('key.revoked', { projectId: key.project_id, at: new Date().toISOString(), keyId });
+    if (key.revoked_at !== null && this.#noteRevoked(key.revoked_at, keyId)) {
+      this.#bus?.emit('key.revoked', { projectId: key.project_id, at: key.revoked_at, keyId });
+    }
     return key;
+  }
+
+  /** Records an announced revocation; false when it was announced already. */
+  #noteRevoked(at: string, keyId: string): boolean {
+    if (this.#revokedAt !== null && at < this.#revokedAt) return false;
+    if (at !== this.#revokedAt) {
+      this.#revokedAt = at;
+      this.#revokedIds.clear();
+    }
+    if (this.#revokedIds.has(keyId)) return false;
+    this.#revokedIds.add(keyId);
+    return true;
   }
 }

@@ -39,6 +39,7 @@ export class ProjectRegistry {
   readonly #timer: NodeJS.Timeout;
   readonly #now: () => number;
   #seq = 0;
+  #maintain: ((lease: ProjectLease, when: 'open' | 'close') => void) | null = null;
 
   constructor(config: Config, now: () => number = Date.now) {
     this.#config = config;
@@ -57,6 +58,29 @@ export class ProjectRegistry {
     entry.lastUsed = this.#now();
     entry.lastSeq = ++this.#seq;
     return new Lease(projectId, entry, this.#now);
+  }
+
+  /**
+   * Registers upkeep run on a project right after it opens and right before it closes
+   * (idle, over the cap, shutdown; not when forgotten for deletion) — e.g. change-log
+   * retention, so it also reaches projects that are not open (server.ts). A failure
+   * is the callback's to report; it never fails the open or the close.
+   */
+  onMaintain(fn: (lease: ProjectLease, when: 'open' | 'close') => void): void {
+    this.#maintain = fn;
+  }
+
+  #runMaintain(projectId: string, entry: Entry, when: 'open' | 'close'): void {
+    if (!this.#maintain) return;
+    entry.leases++;
+    const lease = new Lease(projectId, entry, this.#now);
+    try {
+      this.#maintain(lease, when);
+    } catch {
+      // note: upkeep must not fail an open or a close.
+    } finally {
+      lease.release();
+    }
   }
 
   get openCount(): number {
@@ -79,6 +103,7 @@ export class ProjectRegistry {
     }
     const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
     this.#entries.set(projectId, entry);
+    this.#runMaintain(projectId, entry, 'open');
     this.#evictOverflow();
     return entry;
   }
@@ -102,7 +127,7 @@ export class ProjectRegistry {
   /** Closes one project's database (e.g. before deleting its folder). */
   forget(projectId: string): void {
     const e = this.#entries.get(projectId);
-    if (e) this.#close(projectId, e);
+    if (e) this.#close(projectId, e, false);
   }
 
   openIds(): string[] {
@@ -113,7 +138,8 @@ export class ProjectRegistry {
     return this.#entries.has(projectId);
   }
 
-  #close(id: string, e: Entry): void {
+  #close(id: string, e: Entry, maintain = true): void {
+    if (maintain) this.#runMaintain(id, e, 'close');
     this.#entries.delete(id);
     try {
       e.db.pragma('optimize');

@@ -122,7 +122,7 @@ describe('parseJsonBody', () => {
 });
 
 describe('EventBus', () => {
-  it('delivers to listeners, isolates throwing ones and unsubscribes', () => {
+  it('delivers to listeners, isolates throwing ones and unsubscribes', async () => {
     const errors: unknown[] = [];
     const bus = new EventBus((e) => errors.push(e));
     const seen: string[] = [];
@@ -131,8 +131,11 @@ describe('EventBus', () => {
     });
     const off = bus.on('key.revoked', (e) => void seen.push(e.keyId));
     bus.emit('key.revoked', { projectId: 'p', at: '', keyId: 'k1' });
+    // note: delivery is queued (test/unit/bus.test.ts); listeners run after the emitting turn.
+    await bus.idle();
     off();
     bus.emit('key.revoked', { projectId: 'p', at: '', keyId: 'k2' });
+    await bus.idle();
     expect(seen).toEqual(['k1']);
     // the throwing listener stays subscribed: one error per emit, each the listener's own
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);

@@ -5,7 +5,7 @@ import type { Sealer } from '../../control/seal.js';
 import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../edge/errors.js';
 import type { UserClaims } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
-import { appendChange, publishChanges, type Change, type ChangeOp } from '../../events/change-log.js';
+import { appendChange, publishChanges, storedImage, type Change, type ChangeOp, type RowImages } from '../../events/change-log.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { checkPassword, hashPassword } from './passwords.js';
 import * as store from './store.js';
@@ -29,7 +29,7 @@ export type RowCascade = (
   p: ProjectLease,
   table: string,
   id: string,
-) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> }>;
+) => Array<{ op: ChangeOp; table: string; id: string; data: Record<string, unknown> | null; old: Record<string, unknown> } & RowImages>;
 
 const USER_TTL_MS = 1000;
 const MAX_CACHED_USERS = 50_000;
@@ -76,9 +76,9 @@ export class AuthService {
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
       store.insertProfile(p, row.id, name, fieldValues, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.#emitCreated(p.projectId, row);
     return session;
   }
@@ -106,9 +106,9 @@ export class AuthService {
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
       store.insertProfile(p, row.id, null, {}, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, row.created_at));
+      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.#emitCreated(p.projectId, row);
     return session;
   }
@@ -229,10 +229,11 @@ export class AuthService {
       store.updateUser(p, userId, { ...patch, updated_at: now });
       if (Object.keys(profile).length === 0) return;
       const old = store.profileData(p, userId);
+      const oldRow = profileImage(p, userId);
       store.updateProfile(p, userId, profile, now);
-      changes.push(profileChange(p, old ? 'update' : 'insert', userId, old ?? null, now));
+      changes.push(profileChange(p, old ? 'update' : 'insert', userId, old ?? null, oldRow, now));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.forgetUser(p.projectId, userId);
     return toUser(store.userById(p, userId)!);
   }
@@ -258,16 +259,17 @@ export class AuthService {
       const sessions = store.revokeUserSessions(p, id, now);
       const old = store.profileData(p, id);
       if (old) {
+        const oldRow = profileImage(p, id);
         // note: rows of user tables that reference profiles change with it (ON DELETE CASCADE / SET NULL).
         const cascaded = this.#rowCascade?.(p, 'profiles', id) ?? [];
         store.deleteProfile(p, id);
-        changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now));
-        for (const c of cascaded) changes.push(appendChange(p, c.op, c.table, c.id, c.data, c.old, now));
+        changes.push(appendChange(p, 'delete', 'profiles', id, null, old, now, { newRow: null, oldRow }));
+        for (const c of cascaded) changes.push(appendChange(p, c.op, c.table, c.id, c.data, c.old, now, c));
       }
       if (!store.deleteUser(p, id)) throw notFound('user', id);
       return sessions;
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, p, changes);
     this.forgetUser(p.projectId, id);
     this.#revoked(p.projectId, revoked);
   }
@@ -355,8 +357,14 @@ export class AuthService {
 }
 
 /** Logs a write of the user's profiles row in the change log (inside the transaction), like a db write. */
-function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old: Record<string, unknown> | null, at: string): Change {
-  return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at);
+function profileChange(p: ProjectLease, op: 'insert' | 'update', id: string, old: Record<string, unknown> | null, oldRow: string | null, at: string): Change {
+  return appendChange(p, op, 'profiles', id, store.profileData(p, id) ?? null, old, at, { newRow: profileImage(p, id), oldRow });
+}
+
+/** The user's profiles row as stored (the change log's row image), null when there is none. */
+function profileImage(p: ProjectLease, id: string): string | null {
+  const row = store.profileById(p, id);
+  return row ? storedImage(row) : null;
 }
 
 function splitRefresh(r: { token: string; hash: string }): { refresh: string; refreshHash: string } {

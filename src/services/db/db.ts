@@ -2,7 +2,7 @@ import { jsonValue } from '../../json-text.js';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
 import type { AuthContext } from '../../edge/route.js';
-import { appendChange, publishChanges, type Change } from '../../events/change-log.js';
+import { appendChange, publishChanges, storedImage, type Change } from '../../events/change-log.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { buildList } from '../../sql/list.js';
@@ -32,6 +32,9 @@ export interface Cascaded {
   id: string;
   data: Record<string, unknown> | null;
   old: Record<string, unknown>;
+  /** The whole row after (null for a delete) and before, as stored (change-log.ts `storedImage`). */
+  newRow: string | null;
+  oldRow: string;
 }
 interface Bound {
   p: CompiledPolicy;
@@ -188,6 +191,7 @@ export class DbService {
       let row!: Row;
       let change!: Change;
       let text: string | undefined;
+      let image!: string;
       inTransaction(lease, () => {
         // note: under RLS the policy is checked before foreign keys (they are checked at commit).
         if (ins) lease.stmt(rowSql.deferForeignKeys).run();
@@ -195,15 +199,18 @@ export class DbService {
           const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
           row = toRow(t, r[0]!, null);
           id = row.id;
+          image = storedImage(r[0]!);
         } else {
           text = JSON.stringify(data);
           lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
           row = { id: id!, data, created_at: at, updated_at: at };
+          // note: the stored document row is exactly its wire form.
+          image = docJson(id, text, at, at);
         }
         if (ins && !lease.stmt(sqlOf(t, 'passes.insert', () => rowSql.passes(name, ins.p))).get(id, ...ins.values)) throw rlsDenied('insert');
-        change = appendChange(lease, 'insert', name, String(id), row.data, null, at, text);
+        change = appendChange(lease, 'insert', name, String(id), row.data, null, at, { newRow: image, oldRow: null }, text);
       });
-      publishChanges(this.#bus, [change]);
+      publishChanges(this.#bus, lease, [change]);
       return text === undefined ? JSON.stringify(row) : docJson(id, text, at, at);
     });
   }
@@ -221,7 +228,7 @@ export class DbService {
       let row!: Row;
       let change!: Change;
       inTransaction(lease, () => {
-        const old = this.#visible(lease, t, id, auth, upd, 'update');
+        const { row: old, raw: oldRaw } = this.#visible(lease, t, id, auth, upd, 'update');
         if (upd) lease.stmt(rowSql.deferForeignKeys).run();
         const stamps = t.def.stamps !== false;
         const r = (rel
@@ -230,9 +237,10 @@ export class DbService {
         raw = r[0]!;
         row = toRow(t, raw, null);
         if (upd && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, upd.p))).get(id, ...upd.values)) throw rlsDenied('update');
-        change = appendChange(lease, 'update', name, id, row.data, old.data, at, rel ? undefined : (raw.data as string));
+        const images = { newRow: imageOf(t, raw), oldRow: imageOf(t, oldRaw) };
+        change = appendChange(lease, 'update', name, id, row.data, old.data, at, images, rel ? undefined : (raw.data as string));
       });
-      publishChanges(this.#bus, [change]);
+      publishChanges(this.#bus, lease, [change]);
       return rel ? JSON.stringify(row) : rowJson(t, raw, null);
     });
   }
@@ -244,13 +252,13 @@ export class DbService {
     const at = now();
     const changes: Change[] = [];
     inTransaction(lease, () => {
-      const old = this.#visible(lease, t, id, auth, del, 'delete');
+      const { row: old, raw: oldRaw } = this.#visible(lease, t, id, auth, del, 'delete');
       const cascaded = this.cascade(lease, name, id);
       lease.stmt(sqlOf(t, 'delete', () => rowSql.delete(name))).run(id);
-      changes.push(appendChange(lease, 'delete', name, id, null, old.data, at));
-      for (const c of cascaded) changes.push(appendChange(lease, c.op, c.table, c.id, c.data, c.old, at));
+      changes.push(appendChange(lease, 'delete', name, id, null, old.data, at, { newRow: null, oldRow: imageOf(t, oldRaw) }));
+      for (const c of cascaded) changes.push(appendChange(lease, c.op, c.table, c.id, c.data, c.old, at, c));
     });
-    publishChanges(this.#bus, changes);
+    publishChanges(this.#bus, lease, changes);
   }
 
   /**
@@ -284,9 +292,13 @@ export class DbService {
         }
         for (const r of found) {
           const old = toRow(child, r, null);
+          const oldRow = imageOf(child, r);
           // note: change events name a row's id as a string, an integer key in decimal (docs/api.md "Change events").
-          if (fk.onDelete === 'cascade') out.push({ op: 'delete', table: fk.child, id: String(old.id), data: null, old: old.data });
-          else out.push({ op: 'update', table: fk.child, id: String(old.id), data: { ...old.data, [fk.column]: null }, old: old.data });
+          if (fk.onDelete === 'cascade') out.push({ op: 'delete', table: fk.child, id: String(old.id), data: null, old: old.data, newRow: null, oldRow });
+          else {
+            const newRow = imageOf(child, { ...r, [fk.column]: null });
+            out.push({ op: 'update', table: fk.child, id: String(old.id), data: { ...old.data, [fk.column]: null }, old: old.data, newRow, oldRow });
+          }
         }
         if (fk.onDelete === 'cascade' && found.length) walk(fk.child, found);
       }
@@ -296,18 +308,18 @@ export class DbService {
   }
 
   /** The current row for a write: 404 when absent or hidden by the select policy, 403 when the op's policy rejects it. */
-  #visible(lease: ProjectLease, t: TableInfo, id: string, auth: AuthContext, op: Bound | null, what: string): Row {
+  #visible(lease: ProjectLease, t: TableInfo, id: string, auth: AuthContext, op: Bound | null, what: string): { row: Row; raw: Raw } {
     const sel = policy(t, 'select', auth);
     const name = t.def.name;
     if (!sel || !op) {
       const r = lease.stmt(sqlOf(t, 'get', () => rowSql.get(name))).get(id) as Raw | undefined;
       if (!r) throw notFound('row', id);
-      return toRow(t, r, null);
+      return { row: toRow(t, r, null), raw: r };
     }
     const r = lease.stmt(sqlOf(t, `getWith.${what}`, () => rowSql.getWith(name, sel.p, op.p))).get(...op.values, id, ...sel.values) as Raw | undefined;
     if (!r) throw notFound('row', id);
     if (!r['rls.ok']) throw rlsDenied(what);
-    return toRow(t, r, null);
+    return { row: toRow(t, r, null), raw: r };
   }
 }
 
@@ -349,6 +361,12 @@ function compileAll(def: TableDef, state: RlsState): RlsState {
   }
   return { ...state, compiled };
 }
+
+/** A stored row (every column, as `SELECT *` reads it) → its change-log image. */
+function imageOf(t: TableInfo, r: Raw): string {
+  return storedImage(r, t.def.kind === 'document' ? 'data' : null, IMAGE_SKIP);
+}
+const IMAGE_SKIP: ReadonlySet<string> = new Set(['rls.ok']);
 
 /** A stored row → wire JSON text; a document's stored `data` text is spliced as is (it is valid JSON by CHECK). */
 function rowJson(t: TableInfo, r: Raw, columns: string[] | null): string {

@@ -11,7 +11,7 @@ import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnTyp
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
-import { publishChanges } from '../../events/change-log.js';
+import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
 import { jsonValue } from '../../json-text.js';
@@ -167,12 +167,22 @@ export class QueryService {
     const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
+    const capture = t.readOnly ? undefined : this.#capture(lease, t);
+    // note: publishing in seq order starts from what the log had before this process's first write (change-log.ts).
+    if (capture) expectChanges(lease);
     try {
-      const capture = t.readOnly ? undefined : this.#capture(lease, t);
       const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, maxRows: MAX_ROWS, statements }, at);
       raw = out.results;
       captured = out.changes;
     } catch (err) {
+      // note: a worker ended past its time limit may have committed before it could reply: what it logged is published now.
+      if (capture) {
+        try {
+          catchUpChanges(this.#bus, lease);
+        } catch {
+          // note: e.g. the project was deleted meanwhile; the request's own error is the answer.
+        }
+      }
       throw mapError(err);
     }
     // note: DDL ran on a worker connection; the rows API's catalog must not trust its cache.
@@ -180,6 +190,7 @@ export class QueryService {
     if (captured.length) {
       publishChanges(
         this.#bus,
+        lease,
         captured.map((c) => ({
           projectId: lease.projectId,
           at: c.at,
@@ -255,7 +266,7 @@ export class QueryService {
       const info = tables.get(name);
       if (!info) continue;
       const columns = info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type }));
-      setups.push(trackSetup({ table: name, columns }));
+      setups.push(trackSetup({ table: name, columns, stamps: info.def.stamps !== false }));
     }
     if (!setups.length) return undefined;
     return { setups, read: READ_CHANGES, clear: CLEAR_CHANGES, append: APPEND_CHANGE };

@@ -193,10 +193,10 @@ export function workerMain(
         }
         if (capture) {
           const at = new Date().toISOString();
-          const rows = prepare(c, capture.read).raw(false).all() as Array<{ op: WorkerChange['op']; tbl: string; row_id: string; data: string | null; old: string | null }>;
+          const rows = prepare(c, capture.read).raw(false).all() as Array<{ op: WorkerChange['op']; tbl: string; row_id: string; data: string | null; old: string | null; new_row: string | null; old_row: string | null }>;
           const append = prepare(c, capture.append);
           for (const r of rows) {
-            const info = append.run(at, r.op, r.tbl, r.row_id, r.data, r.old);
+            const info = append.run(at, r.op, r.tbl, r.row_id, r.data, r.old, r.new_row, r.old_row);
             changes.push({ seq: Number(info.lastInsertRowid), at, op: r.op, table: r.tbl, id: String(r.row_id), data: r.data, old: r.old });
           }
           if (rows.length) prepare(c, capture.clear).run();
