@@ -38,7 +38,7 @@ export const DEFAULT_HTTP_LIMITS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 10_000,
   maxConnections: 10_000,
-  maxConnectionsPerIp: 1024,
+  maxConnectionsPerIp: 4096,
 } as const;
 
 export interface Config {

@@ -25,7 +25,7 @@ Options:
   --request-timeout-ms N      time to send a whole request (default 30000; 0: none)
   --keep-alive-timeout-ms N   idle keep-alive connections close after it (default 10000; node:http)
   --max-connections N         open connections at most (default 10000, 0: no cap; node:http)
-  --max-connections-per-ip N  per client address (default 1024, 0: no cap; node:http)
+  --max-connections-per-ip N  per client address (default 4096, 0: no cap; node:http)
   --json               print one JSON line {url, project_id, keys, operator_token} once listening
   -h, --help           this help
 

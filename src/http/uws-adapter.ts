@@ -14,6 +14,8 @@ interface State {
   /** Whether onAborted is attached (needed unless the reply is synchronous). */
   watched: boolean;
   done: boolean;
+  /** Whether reading from the connection is paused until this answer is written. */
+  paused: boolean;
   controller: AbortController | null;
   sse: SseConnection | null;
 }
@@ -70,8 +72,15 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     if (state.aborted) return finished(state);
     // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
     if (r.sse && !state.watched) watchAbort(res, state);
-    if (corked) write(res, r, method, close);
-    else res.cork(() => write(res, r, method, close));
+    const go = (): void => {
+      if (state.paused) {
+        state.paused = false;
+        res.resume();
+      }
+      write(res, r, method, close);
+    };
+    if (corked) go();
+    else res.cork(go);
     if (r.sse) return openSse(res, state, r);
     finished(state);
   };
@@ -163,6 +172,11 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     if (out instanceof Promise) {
       // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
       if (!state.watched) watchAbort(res, state);
+      // note: no more is read from the connection until this answer is written: a request the client
+      // pipelines behind this one then waits in the socket instead of making uWS close the connection
+      // (one already in this read is past holding back; see the Pipeline's nextTurn).
+      res.pause();
+      state.paused = true;
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
@@ -182,7 +196,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
 
   /** The route handler for one method (null: read it from the request, for `any`). */
   const handle = (method: string | null) => (res: HttpResponse, req: HttpRequest): void => {
-    const state: State = { aborted: false, done: false, watched: false, controller: null, sse: null };
+    const state: State = { aborted: false, done: false, paused: false, watched: false, controller: null, sse: null };
     inflight++;
     try {
       // note: HttpRequest is stack-allocated; copy everything before any await (STYLE.md 4.5).

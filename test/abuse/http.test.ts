@@ -127,6 +127,40 @@ describe('HTTP/1.1 pipelining (item 4)', () => {
     expect(await usersCount()).toBe(before + 1);
   });
 
+  it('a request written while the one before it awaits is answered after it, in order, on both backends', async () => {
+    const before = await usersCount();
+    const { hostname, port } = new URL(s.url);
+    const sock = connect(Number(port), hostname);
+    let raw = '';
+    sock.setEncoding('latin1').on('data', (d: string) => (raw += d));
+    const closed = new Promise<void>((r) => sock.once('close', () => r()));
+    sock.on('error', () => {});
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.write(post('/auth/register', JSON.stringify({ email: 'pipe5@example.com', password: 'a long enough password' }), 'a'));
+    // note: the second request goes in a later write, while the first hashes its password.
+    await new Promise((r) => setTimeout(r, 20));
+    sock.write(post('/db/tables/pp/rows', '{"data":{"tag":"pipe5"}}', 'b'));
+    const two = async (): Promise<boolean> => {
+      for (let i = 0; i < 200; i++) {
+        try {
+          if (answers(raw).length >= 2) return true;
+        } catch {
+          // note: a response still arriving.
+        }
+        if (await Promise.race([closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 25))])) return false;
+      }
+      return false;
+    };
+    expect(await two()).toBe(true);
+    sock.destroy();
+    expect(answers(raw).map((a) => [a.status, a.headers['x-request-id']])).toEqual([
+      [200, 'a'],
+      [201, 'b'],
+    ]);
+    expect(await rowsWith('pipe5')).toHaveLength(1);
+    expect(await usersCount()).toBe(before + 1);
+  });
+
   it('a request pipelined behind one that awaits: node answers both; uWS closes the connection and runs neither', async () => {
     // A raw SQL insert goes to the worker pool (it awaits); a row insert is pipelined behind it.
     const sql = JSON.stringify({ sql: "insert into pq (id, tag, created_at, updated_at) values (gen_random_uuid(), 'pipe4', now(), now())" });

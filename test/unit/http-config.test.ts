@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 describe('connection timeouts and caps in Config', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({}, {});
-    expect([c.headersTimeoutMs, c.requestTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.maxConnectionsPerIp]).toEqual([10_000, 30_000, 10_000, 10_000, 1024]);
+    expect([c.headersTimeoutMs, c.requestTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.maxConnectionsPerIp]).toEqual([10_000, 30_000, 10_000, 10_000, 4096]);
   });
 
   it('reads each from its variable; a flag (override) wins', () => {
