@@ -23,6 +23,7 @@ const STATUS = {
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
