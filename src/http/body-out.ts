@@ -93,6 +93,12 @@ export function discard(source: AsyncIterable<Uint8Array> | Readable): void {
   }
 }
 
+/** Releases an answer's body that will never be written (its client went): the stream ended, a temporary file deleted. */
+export function abandon(r: EdgeResponse): void {
+  if (r.stream !== undefined) discard(r.stream);
+  if (r.file !== undefined) removeFile(r.file);
+}
+
 function removeFile(file: FileBody): void {
   if (file.remove === true) rmSync(file.path, { force: true });
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { BodyStream } from './body-stream.js';
-import { discard, outgoing } from './body-out.js';
+import { abandon, outgoing } from './body-out.js';
 import { EdgeError } from '../edge/errors.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import { listenError } from './listen-error.js';
@@ -22,7 +22,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
 
   const respond = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean, reqBody: BodyStream | null = null): void => {
     if (res.destroyed) {
-      if (r.stream !== undefined) discard(r.stream);
+      abandon(r);
       return finished();
     }
     // note: a streamed request body not read to its end leaves bytes on the connection: close it.

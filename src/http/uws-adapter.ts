@@ -5,7 +5,7 @@ import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { EdgeError } from '../edge/errors.js';
 import { BodyStream } from './body-stream.js';
-import { discard, outgoing, type Outgoing } from './body-out.js';
+import { abandon, discard, outgoing, type Outgoing } from './body-out.js';
 import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
@@ -76,7 +76,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
    */
   const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
     if (state.aborted) {
-      if (r.stream !== undefined) discard(r.stream);
+      abandon(r);
       return finished(state);
     }
     // note: a streamed request body not read to its end leaves bytes on the connection: close it.
@@ -180,7 +180,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       } catch {
         if (!state.aborted) res.close();
       } finally {
-        if (!done || state.aborted) discard(source);
+        // note: also once sent: a file stream read to its last byte is closed (and a temporary file deleted) now.
+        discard(source);
         finished(state);
       }
     })();
