@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { Readable, pipeline } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -223,5 +224,50 @@ describe('GET /_admin/backup (a file answer)', () => {
       req.end();
     });
     expect(await tmpFiles()).toEqual([]);
+  });
+});
+
+describe('a 1 GiB import at the default limit', () => {
+  let big: TestServer;
+  beforeAll(async () => {
+    big = await startTestServer({ requestTimeoutMs: 0 });
+    const res = await big.req('/db/tables', { method: 'POST', key: big.keys.service, headers: JSON_H, body: JSON.stringify({ name: 'bulk' }) });
+    expect(res.status).toBe(201);
+  });
+  afterAll(() => big.close());
+
+  it('is read as it arrives, with the server memory flat', { timeout: 90_000 }, async () => {
+    // note: 16,383 lines of 64 KiB of blanks (skipped as blank lines) and one row: just under
+    // 1 GiB, generated as it is sent. Client and server share this process; its RSS is sampled.
+    const blank = Buffer.alloc(64 * 1024, 0x20);
+    blank[blank.length - 1] = 0x0a;
+    const row = Buffer.from('{"data":{"last":true}}\n');
+    async function* body(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 16_383; i++) yield blank;
+      yield row;
+    }
+    global.gc?.();
+    const base = process.memoryUsage().rss;
+    let peak = base;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    try {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { port } = new URL(big.url);
+        const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/db/tables/bulk/import', headers: { 'x-service-key': big.keys.publishable } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        pipeline(Readable.from(body()), req, (err) => err && reject(err));
+      });
+      expect(answer).toEqual({ status: 200, body: JSON.stringify({ inserted: 1 }) });
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(peak - base).toBeLessThan(100 * 1024 * 1024);
+    const rows = (await (await big.req('/db/tables/bulk/rows')).json()) as { rows: { data: unknown }[] };
+    expect(rows.rows.map((r) => r.data)).toEqual([{ last: true }]);
   });
 });
