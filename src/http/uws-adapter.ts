@@ -140,9 +140,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       });
       return finished(state);
     }
-    if (close) out.headers.connection = 'close';
     const source = out.source;
-    const total = out.length;
+    // note: a response tryEnd completed is gone (closing it then is use-after-free): an answer that must
+    // close the connection (an unread request body) is sent chunked instead, ended with end(…, true).
+    const total = close ? undefined : out.length;
     res.cork(head);
     void (async () => {
       let done = false;
@@ -176,7 +177,6 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
           }
           if (done) break;
         }
-        if (done && close && total !== undefined && !state.aborted) res.close();
       } catch {
         if (!state.aborted) res.close();
       } finally {

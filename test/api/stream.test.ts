@@ -114,6 +114,27 @@ describe('POST /db/tables/{t}/import (a streamed request body)', () => {
   });
 });
 
+describe('a client that goes mid-body', () => {
+  it('stops the import with nothing stored, and the server goes on serving', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(s.url);
+    const line = `${JSON.stringify({ data: { n: 1 } })}\n`;
+    await new Promise<void>((resolve, reject) => {
+      const sock = connect(Number(port), '127.0.0.1', () => {
+        sock.write(`POST /db/tables/early/import HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${s.keys.publishable}\r\nContent-Length: 60000\r\n\r\n${line.repeat(20)}`);
+        setTimeout(() => {
+          sock.destroy();
+          resolve();
+        }, 200);
+      });
+      sock.on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await count('early')).toBe(0);
+    expect(await importChunked('early', [line])).toEqual({ status: 200, body: { inserted: 1 } });
+  });
+});
+
 describe('GET /_admin/backup (a file answer)', () => {
   let full: Buffer;
   const get = (headers: Record<string, string> = {}, method = 'GET') => s.req('/_admin/backup', { method, key: s.keys.service, headers });
