@@ -189,6 +189,8 @@ export class Pipeline {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
+    // note: a request without a body reaches a streamed route with no stream from the backend (it skips the route lookup).
+    if (route.body === 'stream' && hreq.stream === null) hreq.stream = emptyStream();
     if (route.rateLimit !== undefined) st.limit = this.#hitLimit(route.rateLimit, hreq, auth?.projectId ?? '');
     const ctx = new Ctx(this.#d, st, auth, req);
     const out = route.handler(hreq, ctx as never);
@@ -362,7 +364,7 @@ class HandlerReq implements HandlerRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer | null;
   readonly bodyTooLarge: boolean | undefined;
-  readonly stream: AsyncIterable<Uint8Array> | null;
+  stream: AsyncIterable<Uint8Array> | null;
   #query: URLSearchParams | null = null;
   readonly #req: EdgeRequest;
   readonly #clientIp: ClientIp;
@@ -455,6 +457,8 @@ function nextTurn(req: EdgeRequest): Promise<void> {
     deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
   });
 }
+
+async function* emptyStream(): AsyncGenerator<Uint8Array> {}
 
 /** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */
 function pathSegments(path: string): string[] {

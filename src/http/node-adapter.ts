@@ -136,18 +136,14 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
       else respondSafely(req, res, out, tooLarge || failed(out), stream);
     };
     const length = req.headers['content-length'];
-    const empty = (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
-    const streams = core.streamsBody(edgeReq.method, edgeReq.path);
-    if (empty) {
+    if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+      // note: no body, no route lookup here; a streamed route then reads an empty stream (pipeline.ts).
       req.resume();
-      if (!streams) return run(null, false);
-      const none = new BodyStream(0, { pause: () => {}, resume: () => {} });
-      none.end();
-      return run(null, false, none);
+      return run(null, false);
     }
     const limit = core.bodyLimit(edgeReq.method, edgeReq.path);
     if (length !== undefined && Number(length) > limit) return run(null, true);
-    if (streams) {
+    if (core.streamsBody(edgeReq.method, edgeReq.path)) {
       // note: dispatched before a byte is read (the pipeline authorizes first); the socket is paused
       // while the handler's queue is full (BodyStream), so a large body never sits in memory.
       const stream = new BodyStream(limit, { pause: () => req.pause(), resume: () => req.resume() });

@@ -299,13 +299,8 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       state.range = headers.range;
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
-      const empty = (length === undefined || length === '0') && !chunked;
-      if (empty && !core.streamsBody(r.method, r.path)) return run(res, state, r);
-      if (empty) {
-        r.stream = new BodyStream(0, NO_FLOW);
-        (r.stream as BodyStream).end();
-        return run(res, state, r);
-      }
+      // note: no body, no route lookup here (the hot path); a streamed route then reads an empty stream (pipeline.ts).
+      if ((length === undefined || length === '0') && !chunked) return run(res, state, r);
       watchAbort(res, state);
       const limit = core.bodyLimit(r.method, r.path);
       if (length !== undefined && Number(length) > limit) {
@@ -438,7 +433,6 @@ class UwsRequest implements EdgeRequest {
 }
 
 const TIMED_OUT = Symbol('timed out');
-const NO_FLOW = { pause: () => {}, resume: () => {} };
 
 /**
  * The request timeout for bodies that do not arrive in one piece (uWS's own idle timeout

@@ -75,6 +75,12 @@ describe('POST /db/tables/{t}/import (a streamed request body)', () => {
     expect(await ok.json()).toEqual({ inserted: 2 });
   });
 
+  it('an empty body imports nothing', async () => {
+    const res = await s.req('/db/tables/items/import', { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ inserted: 0 });
+  });
+
   it('a line that is not JSON is 400 invalid_body with its line number', async () => {
     const r = await importChunked('items', ['{"data":{"n":9}}\n', 'nope\n']);
     expect(r).toEqual({ status: 400, body: { error: { code: 'invalid_body', message: 'line 2 is not valid JSON', details: { inserted: 0, line: 2 } } } });
