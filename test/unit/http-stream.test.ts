@@ -16,13 +16,21 @@ const GiB = 1024 * 1024 * 1024;
 const CHUNK = Buffer.alloc(256 * 1024, 0x61);
 const dir = mkdtempSync(join(tmpdir(), 'pe-stream-'));
 const sparse = join(dir, 'big.bin');
+const small = join(dir, 'small.txt');
 
 async function* generate(total: number): AsyncGenerator<Buffer> {
   for (let sent = 0; sent < total; sent += CHUNK.length) yield sent + CHUNK.length <= total ? CHUNK : CHUNK.subarray(0, total - sent);
 }
 
 const core: HttpCore = {
-  dispatch: async (req: EdgeRequest): Promise<EdgeResponse> => {
+  // note: '/sync-file' is answered synchronously (uWS: inside its request handler, corked).
+  dispatch: (req: EdgeRequest) => (req.path === '/sync-file' ? { status: 200, file: { path: small, contentType: 'text/plain' } } : answer(req)),
+  bodyLimit: () => 2 * GiB,
+  streamsBody: (_m, path) => path === '/count' || path === '/slow',
+};
+
+async function answer(req: EdgeRequest): Promise<EdgeResponse> {
+  {
     if (req.path === '/count') {
       let bytes = 0;
       for await (const c of req.stream!) bytes += c.byteLength;
@@ -45,10 +53,8 @@ const core: HttpCore = {
     if (req.path === '/chunked') return { status: 200, stream: Readable.from(generate(10 * 1024 * 1024)) };
     if (req.path === '/file') return { status: 200, file: { path: sparse, contentType: 'application/x-test' } };
     return { status: 404, json: {} };
-  },
-  bodyLimit: () => 2 * GiB,
-  streamsBody: (_m, path) => path === '/count' || path === '/slow',
-};
+  }
+}
 
 /** Samples the RSS every 50 ms while `work` runs; resolves to its result and the peak growth, bytes. */
 async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
@@ -103,6 +109,7 @@ function download(port: number, path: string, headers: Record<string, string> = 
 }
 
 beforeAll(() => {
+  writeFileSync(small, 'hello, world');
   writeFileSync(sparse, 'HEAD');
   truncateSync(sparse, GiB);
 });
@@ -145,6 +152,13 @@ describe.each(['uws', 'node'] as const)('streamed bodies on the %s backend', (ba
     expect(result.first).toBe('HEAD\0\0\0\0\0\0\0\0\0\0\0\0');
     expect(result.bytes).toBe(GiB);
     expect(growth).toBeLessThan(100 * 1024 * 1024);
+  });
+
+  it('sends a file answered synchronously, whole and as a range', async () => {
+    const whole = await fetch(`http://127.0.0.1:${server.port}/sync-file`);
+    expect([whole.status, whole.headers.get('content-length'), await whole.text()]).toEqual([200, '12', 'hello, world']);
+    const part = await fetch(`http://127.0.0.1:${server.port}/sync-file`, { headers: { range: 'bytes=7-' } });
+    expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([206, 'bytes 7-11/12', 'world']);
   });
 
   it('writes a stream without a length chunked', async () => {
