@@ -51,6 +51,8 @@ export interface Config {
   readonly http: HttpBackend;
   /** Default cap for JSON request bodies, bytes. */
   readonly maxJsonBody: number;
+  /** Default cap for streamed request bodies (`body: 'stream'` routes, e.g. a table import), bytes. */
+  readonly maxStreamBody: number;
   /** Maximum nesting depth accepted in a JSON body. */
   readonly maxJsonDepth: number;
   /** Allowed CORS origins; `['*']` allows any origin. */
@@ -170,6 +172,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     ephemeral: false,
     http: (httpEnv || 'auto') as HttpBackend,
     maxJsonBody: int(env.PLATFORM_EDGE_MAX_JSON_BODY, 'PLATFORM_EDGE_MAX_JSON_BODY') ?? 1024 * 1024,
+    maxStreamBody: int(env.PLATFORM_EDGE_MAX_STREAM_BODY, 'PLATFORM_EDGE_MAX_STREAM_BODY') ?? 1024 * 1024 * 1024,
     maxJsonDepth: 64,
     corsOrigins: list(env.PLATFORM_EDGE_CORS_ORIGINS) ?? ['*'],
     projectIdleMs: int(env.PLATFORM_EDGE_PROJECT_IDLE_MS, 'PLATFORM_EDGE_PROJECT_IDLE_MS') ?? 10 * 60_000,

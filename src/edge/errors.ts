@@ -23,6 +23,7 @@ const STATUS = {
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
@@ -110,7 +111,8 @@ export function toHttp(err: unknown, requestId: string): HttpError & { internal?
 
 function envelope(e: EdgeError, message: string): HttpError {
   const error: HttpError['body']['error'] = { code: e.code, message };
-  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql')) error.details = e.details;
+  // note: details of other codes stay internal, except an import's progress (`inserted`, docs/api.md "Importing rows").
+  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql' || 'inserted' in e.details)) error.details = e.details;
   return { status: e.status, headers: { ...e.headers }, body: { error } };
 }
 

@@ -71,3 +71,16 @@ function tooDeep(text: string, max: number): boolean {
   }
   return false;
 }
+
+/** One JSON object from text already decoded (a line of an NDJSON body), with the same depth cap; `what` names it in errors. */
+export function parseJsonObject(text: string, maxDepth: number, what: string): Record<string, unknown> {
+  if (tooDeep(text, maxDepth)) throw new EdgeError('invalid_body', `${what} nests deeper than ${maxDepth} levels`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new EdgeError('invalid_body', `${what} is not valid JSON`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidBody(`${what} must be a JSON object`);
+  return value as Record<string, unknown>;
+}

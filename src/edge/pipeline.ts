@@ -82,7 +82,7 @@ export class Pipeline {
   /** One limiter for every route with a `rateLimit`; each rule names its own window. */
   readonly #limiter: RateLimiter;
   #bearer: BearerVerifier | null = null;
-  #lastLimit: { method: string; path: string; limit: number } | null = null;
+  #lastLimit: { method: string; path: string; limit: number; stream: boolean } | null = null;
   #fullLoggedAt = -Infinity;
   #fullSuppressed = 0;
   /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
@@ -104,18 +104,27 @@ export class Pipeline {
 
   /** The body limit for a request, known before its body is read (so oversize bodies are never buffered). */
   bodyLimit(method: string, path: string): number {
-    // note: the last answer is kept: clients repeat the same POST path (a route match saved per body).
-    const last = this.#lastLimit;
-    if (last !== null && last.path === path && last.method === method) return last.limit;
-    const m = this.#router.match(method, split(path));
-    const limit = m.kind === 'route' ? this.#limitOf(m.route) : NO_BODY_LIMIT;
-    this.#lastLimit = { method, path, limit };
-    return limit;
+    return this.#bodyOf(method, path).limit;
   }
 
-  /** A route's body limit: its own, the JSON default for routes that read a body, else NO_BODY_LIMIT. */
+  /** Whether a request's route reads its body as a stream (`body: 'stream'`), known before reading it. */
+  streamsBody(method: string, path: string): boolean {
+    return this.#bodyOf(method, path).stream;
+  }
+
+  #bodyOf(method: string, path: string): { method: string; path: string; limit: number; stream: boolean } {
+    // note: the last answer is kept: clients repeat the same POST path (a route match saved per body).
+    const last = this.#lastLimit;
+    if (last !== null && last.path === path && last.method === method) return last;
+    const m = this.#router.match(method, split(path));
+    const limit = m.kind === 'route' ? this.#limitOf(m.route) : NO_BODY_LIMIT;
+    return (this.#lastLimit = { method, path, limit, stream: m.kind === 'route' && m.route.body === 'stream' });
+  }
+
+  /** A route's body limit: its own, the JSON (or stream) default for routes that read a body, else NO_BODY_LIMIT. */
   #limitOf(route: RouteDef): number {
     if (route.maxBody !== undefined) return route.maxBody;
+    if (route.body === 'stream') return this.#d.config.maxStreamBody;
     return route.body === 'json' || route.body === 'raw' ? this.#d.config.maxJsonBody : NO_BODY_LIMIT;
   }
 
@@ -180,6 +189,8 @@ export class Pipeline {
       throw new EdgeError('forbidden', 'this request needs the service key or an operator session');
     }
     const hreq = new HandlerReq(req, decodeParams(params), route.body === 'json' ? parseJsonBody(req, this.#d.config, route.jsonAny === true) : undefined, this.#clientIp);
+    // note: a request without a body reaches a streamed route with no stream from the backend (it skips the route lookup).
+    if (route.body === 'stream' && hreq.stream === null) hreq.stream = emptyStream();
     if (route.rateLimit !== undefined) st.limit = this.#hitLimit(route.rateLimit, hreq, auth?.projectId ?? '');
     const ctx = new Ctx(this.#d, st, auth, req);
     const out = route.handler(hreq, ctx as never);
@@ -256,7 +267,7 @@ export class Pipeline {
       const cors = corsHeaders(this.#d.config, req.headers.origin);
       if (cors !== undefined) for (const k in cors) headers[k] = cors[k]!;
     }
-    res = { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse };
+    res = { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse, stream: res.stream, length: res.length, file: res.file };
     const route = st.route;
     if (this.#d.onRecord && (!route || !route.unlogged)) {
       this.#d.onRecord({
@@ -353,6 +364,7 @@ class HandlerReq implements HandlerRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer | null;
   readonly bodyTooLarge: boolean | undefined;
+  stream: AsyncIterable<Uint8Array> | null;
   #query: URLSearchParams | null = null;
   readonly #req: EdgeRequest;
   readonly #clientIp: ClientIp;
@@ -371,6 +383,7 @@ class HandlerReq implements HandlerRequest {
     this.headers = req.headers;
     this.body = req.body;
     this.bodyTooLarge = req.bodyTooLarge;
+    this.stream = req.stream ?? null;
   }
 
   /** The client's address (behind a trusted proxy: the one it forwards; see client-ip.ts). */
@@ -444,6 +457,8 @@ function nextTurn(req: EdgeRequest): Promise<void> {
     deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
   });
 }
+
+async function* emptyStream(): AsyncGenerator<Uint8Array> {}
 
 /** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */
 function pathSegments(path: string): string[] {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { EventBus } from '../events/bus.js';
 import type { ProjectLease } from '../project/registry.js';
@@ -36,7 +37,13 @@ export const PUBLISHABLE_SCOPES: readonly Scope[] = [
  */
 export type AuthMode = 'none' | 'key' | 'bearer' | 'bearer?' | 'operator';
 
-export type BodyKind = 'none' | 'json' | 'raw';
+/**
+ * How a route reads its body: `json` (parsed, bounded), `raw` (bytes, bounded), `stream` (read by
+ * the handler from `req.stream` as it arrives, with backpressure; the pipeline authorizes before a
+ * byte is read, a declared `Content-Length` over the limit is 413 unread, and the stream throws 413
+ * once a chunked body passes it), or `none`.
+ */
+export type BodyKind = 'none' | 'json' | 'raw' | 'stream';
 
 /**
  * Where a route reads credentials. `header` (the default): `X-Service-Key`, `Authorization`
@@ -98,6 +105,12 @@ export interface EdgeRequest {
   readonly body: Buffer | null;
   /** Set by the HTTP adapter when the body exceeded the limit it was given. */
   readonly bodyTooLarge?: boolean;
+  /**
+   * The body as it arrives, on `body: 'stream'` routes only (else null or absent): one consumer;
+   * reading slowly slows the client (backpressure); throws `payload_too_large` past the route's
+   * limit, `request_timeout` when the body is not complete within the request timeout.
+   */
+  readonly stream?: AsyncIterable<Uint8Array> | null;
   readonly ip: string;
   readonly signal: AbortSignal;
 }
@@ -126,6 +139,25 @@ export interface EdgeResponse {
   json?: unknown;
   bytes?: Uint8Array | string;
   sse?: SseSource;
+  /**
+   * A body written as it is read, with backpressure (a slow client slows the reading). With
+   * `length`, sent with `Content-Length` (the stream must yield exactly that many bytes); else
+   * chunked. Destroyed (a Readable) or returned (an iterator) when the client goes.
+   */
+  stream?: AsyncIterable<Uint8Array> | Readable;
+  length?: number;
+  /** A file, with `Content-Length`, `Accept-Ranges`, single byte ranges and `HEAD` (src/http/body-out.ts). */
+  file?: FileBody;
+}
+
+export interface FileBody {
+  readonly path: string;
+  /** The size, when known (else the file is stat'ed). */
+  readonly size?: number;
+  /** `application/octet-stream` unless given. */
+  readonly contentType?: string;
+  /** Delete the file once it has been sent (or the client went): a temporary file. */
+  readonly remove?: boolean;
 }
 
 type CtxFor<A extends AuthMode> = A extends 'none'

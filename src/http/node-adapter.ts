@@ -1,5 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { pipeline } from 'node:stream';
+import { BodyStream } from './body-stream.js';
+import { abandon, outgoing } from './body-out.js';
 import { EdgeError } from '../edge/errors.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import { listenError } from './listen-error.js';
@@ -17,8 +20,17 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     if (--inflight === 0 && idle) idle();
   };
 
-  const respond = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean): void => {
-    if (res.destroyed) return finished();
+  const respond = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean, reqBody: BodyStream | null = null): void => {
+    if (res.destroyed) {
+      abandon(r);
+      return finished();
+    }
+    // note: a streamed request body not read to its end leaves bytes on the connection: close it.
+    if (reqBody !== null && !reqBody.complete) {
+      close = true;
+      reqBody.fail(new EdgeError('invalid_request', 'the request was answered before its body was read'));
+    }
+    if (r.stream !== undefined || r.file !== undefined) return writeOut(req, res, r, close);
     const headers: Record<string, string> = { ...r.headers };
     if (close) headers.connection = 'close';
     if (r.sse) return openSse(res, r, headers);
@@ -34,10 +46,24 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     if (close) res.once('finish', () => req.socket.destroySoon());
   };
 
+  /** A streamed answer, piped with backpressure (write() false → wait for 'drain'); a failure mid-way cuts the connection. */
+  const writeOut = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean): void => {
+    const out = outgoing(req.method ?? 'GET', req.headers.range, r);
+    if (close) out.headers.connection = 'close';
+    if (out.length !== undefined) out.headers['content-length'] = String(out.length);
+    res.writeHead(out.status, out.headers);
+    res.once('close', finished);
+    if (close) res.once('finish', () => req.socket.destroySoon());
+    if (out.source === null) return void res.end();
+    pipeline(out.source, res, (err) => {
+      if (err) res.destroy();
+    });
+  };
+
   /** respond(), and INTERNAL if the answer could not be written (e.g. JSON cannot hold it); never throws. */
-  const respondSafely = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean): void => {
+  const respondSafely = (req: IncomingMessage, res: ServerResponse, r: EdgeResponse, close: boolean, body: BodyStream | null = null): void => {
     try {
-      respond(req, res, r, close);
+      respond(req, res, r, close, body);
     } catch {
       if (res.headersSent) res.destroy();
       else respond(req, res, INTERNAL, true);
@@ -101,20 +127,34 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     res.once('close', () => {
       if (!res.writableFinished) edgeReq.abort();
     });
-    const run = (body: Buffer | null, tooLarge: boolean): void => {
+    const run = (body: Buffer | null, tooLarge: boolean, stream: BodyStream | null = null): void => {
       edgeReq.body = body;
       edgeReq.bodyTooLarge = tooLarge;
+      edgeReq.stream = stream;
       const out = dispatchSafe(core, edgeReq);
-      if (out instanceof Promise) void out.then((r) => respondSafely(req, res, r, tooLarge || failed(r)));
-      else respondSafely(req, res, out, tooLarge || failed(out));
+      if (out instanceof Promise) void out.then((r) => respondSafely(req, res, r, tooLarge || failed(r), stream));
+      else respondSafely(req, res, out, tooLarge || failed(out), stream);
     };
     const length = req.headers['content-length'];
     if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+      // note: no body, no route lookup here; a streamed route then reads an empty stream (pipeline.ts).
       req.resume();
       return run(null, false);
     }
     const limit = core.bodyLimit(edgeReq.method, edgeReq.path);
     if (length !== undefined && Number(length) > limit) return run(null, true);
+    if (core.streamsBody(edgeReq.method, edgeReq.path)) {
+      // note: dispatched before a byte is read (the pipeline authorizes first); the socket is paused
+      // while the handler's queue is full (BodyStream), so a large body never sits in memory.
+      const stream = new BodyStream(limit, { pause: () => req.pause(), resume: () => req.resume() });
+      req.on('data', (chunk: Buffer) => {
+        if (!stream.push(chunk)) req.pause();
+      });
+      req.on('end', () => stream.end());
+      req.on('error', () => stream.fail(new EdgeError('invalid_request', 'the request body could not be read')));
+      res.once('close', () => stream.fail(new EdgeError('invalid_request', 'the client closed the connection')));
+      return run(null, false, stream);
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -230,6 +270,7 @@ function capConnections(server: import('node:http').Server, limits: HttpLimits):
 class NodeRequest implements EdgeRequest {
   body: Buffer | null = null;
   bodyTooLarge = false;
+  stream: AsyncIterable<Uint8Array> | null = null;
   #controller: AbortController | null = null;
   #aborted = false;
   readonly #req: IncomingMessage;

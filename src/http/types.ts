@@ -46,6 +46,8 @@ export interface HttpCore {
   dispatch(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse>;
   /** The body limit of the route a request goes to, known before reading the body. */
   bodyLimit(method: string, path: string): number;
+  /** Whether the route a request goes to reads its body as a stream (`body: 'stream'`). */
+  streamsBody(method: string, path: string): boolean;
 }
 
 export interface HttpServer {

@@ -4,6 +4,8 @@ import type { Uws } from './native.js';
 import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { EdgeError } from '../edge/errors.js';
+import { BodyStream } from './body-stream.js';
+import { abandon, discard, outgoing, type Outgoing } from './body-out.js';
 import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
@@ -18,6 +20,12 @@ interface State {
   paused: boolean;
   controller: AbortController | null;
   sse: SseConnection | null;
+  /** The request body of a `body: 'stream'` route, while it may still arrive. */
+  body: BodyStream | null;
+  /** The `Range` header (a file answer reads it). */
+  range: string | undefined;
+  /** Wakes a response stream waiting for the socket to drain (also when the client goes). */
+  writable: (() => void) | null;
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -69,20 +77,36 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
    * uWS's handler or data callback, where uWS has corked the socket itself (no cork call needed).
    */
   const respond = (res: HttpResponse, state: State, r: EdgeResponse, method: string, close: boolean, corked = false): void => {
-    if (state.aborted) return finished(state);
+    if (state.aborted) {
+      abandon(r);
+      return finished(state);
+    }
+    // note: a streamed request body not read to its end leaves bytes on the connection: close it.
+    if (state.body !== null && !state.body.complete) {
+      close = true;
+      state.body.fail(new EdgeError('invalid_request', 'the request was answered before its body was read'));
+    }
+    if (r.stream !== undefined || r.file !== undefined) {
+      unpause(res, state);
+      return writeOut(res, state, outgoing(method, state.range, r), close);
+    }
     // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
     if (r.sse && !state.watched) watchAbort(res, state);
     const go = (): void => {
-      if (state.paused) {
-        state.paused = false;
-        res.resume();
-      }
+      unpause(res, state);
       write(res, r, method, close);
     };
     if (corked) go();
     else res.cork(go);
     if (r.sse) return openSse(res, state, r);
     finished(state);
+  };
+
+  /** Reads from the connection again once the answer that held it back is being written. */
+  const unpause = (res: HttpResponse, state: State): void => {
+    if (!state.paused) return;
+    state.paused = false;
+    res.resume();
   };
 
   const write = (res: HttpResponse, r: EdgeResponse, method: string, close: boolean): void => {
@@ -112,6 +136,90 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       res.endWithoutBody();
     } else res.end(body ?? '', close);
   };
+
+  /**
+   * Writes a streamed answer with backpressure: with a length, tryEnd (uWS adds Content-Length) and,
+   * when the socket is full, the rest of the chunk from onWritable's offset; without one, chunked
+   * writes, waiting for onWritable when write reports backpressure. One chunk in flight at a time.
+   */
+  const writeOut = (res: HttpResponse, state: State, out: Outgoing, close: boolean): void => {
+    if (!state.watched) watchAbort(res, state);
+    const head = (): void => {
+      if (out.status !== 200) res.writeStatus(statusLine(out.status));
+      for (const k in out.headers) res.writeHeader(headerName(k), out.headers[k]!);
+    };
+    if (out.source === null) {
+      res.cork(() => {
+        head();
+        if (out.length !== undefined) res.writeHeader('content-length', String(out.length));
+        res.endWithoutBody();
+      });
+      return finished(state);
+    }
+    const source = out.source;
+    // note: a response tryEnd completed is gone (closing it then is use-after-free): an answer that must
+    // close the connection (an unread request body) is sent chunked instead, ended with end(…, true).
+    const total = close ? undefined : out.length;
+    res.cork(head);
+    void (async () => {
+      let done = false;
+      try {
+        const it = source[Symbol.asyncIterator]();
+        while (!state.aborted) {
+          const n = await it.next();
+          if (state.aborted) break;
+          if (n.done === true) {
+            // note: a stream shorter than its declared length cannot be completed: the connection is cut.
+            if (total !== undefined && total > 0) res.close();
+            else res.cork(() => res.end(undefined, close));
+            done = true;
+            break;
+          }
+          const chunk = n.value;
+          if (total === undefined) {
+            let ok = false;
+            res.cork(() => (ok = res.write(chunk)));
+            if (!ok) await drained(res, state, () => true);
+            continue;
+          }
+          const base = res.getWriteOffset();
+          let ok = false;
+          res.cork(() => ([ok, done] = res.tryEnd(chunk, total)));
+          if (!done && !ok) {
+            await drained(res, state, (offset) => {
+              [ok, done] = res.tryEnd(chunk.subarray(offset - base), total);
+              return ok || done;
+            });
+          }
+          if (done) break;
+        }
+      } catch {
+        if (!state.aborted) res.close();
+      } finally {
+        // note: also once sent: a file stream read to its last byte is closed (and a temporary file deleted) now.
+        discard(source);
+        finished(state);
+      }
+    })();
+  };
+
+  /** Resolves when onWritable's `retry` succeeds (it gets the write offset) or the client went. */
+  const drained = (res: HttpResponse, state: State, retry: (offset: number) => boolean): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (state.aborted) return resolve();
+      state.writable = resolve;
+      res.onWritable((offset) => {
+        if (state.aborted) return true;
+        const ok = retry(offset);
+        if (ok) {
+          state.writable = null;
+          // note: the next write waits until uWS has left this callback (writing from inside it, in the
+          // microtasks run as it returns, left the response with no writable handler: it stalled).
+          setImmediate(resolve);
+        }
+        return ok;
+      });
+    });
 
   const openSse = (res: HttpResponse, state: State, r: EdgeResponse): void => {
     let drain: (() => void) | null = null;
@@ -175,8 +283,11 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       // note: no more is read from the connection until this answer is written: a request the client
       // pipelines behind this one then waits in the socket instead of making uWS close the connection
       // (one already in this read is past holding back; see the Pipeline's nextTurn).
-      res.pause();
-      state.paused = true;
+      // A streamed body still arriving is paused and resumed by its reader (BodyStream), not here.
+      if (state.body === null) {
+        res.pause();
+        state.paused = true;
+      }
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
@@ -190,13 +301,17 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       state.aborted = true;
       state.controller?.abort();
       state.sse?.aborted();
+      state.body?.fail(new EdgeError('invalid_request', 'the client closed the connection'));
+      const w = state.writable;
+      state.writable = null;
+      w?.();
       finished(state);
     });
   };
 
   /** The route handler for one method (null: read it from the request, for `any`). */
   const handle = (method: string | null) => (res: HttpResponse, req: HttpRequest): void => {
-    const state: State = { aborted: false, done: false, paused: false, watched: false, controller: null, sse: null };
+    const state: State = { aborted: false, done: false, paused: false, watched: false, controller: null, sse: null, body: null, range: undefined, writable: null };
     inflight++;
     try {
       // note: HttpRequest is stack-allocated; copy everything before any await (STYLE.md 4.5).
@@ -205,8 +320,10 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
       });
       const r = new UwsRequest(res, state, method ?? upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', headers);
+      state.range = headers.range;
       const length = headers['content-length'];
       const chunked = headers['transfer-encoding'] !== undefined;
+      // note: no body, no route lookup here (the hot path); a streamed route then reads an empty stream (pipeline.ts).
       if ((length === undefined || length === '0') && !chunked) return run(res, state, r);
       watchAbort(res, state);
       const limit = core.bodyLimit(r.method, r.path);
@@ -215,6 +332,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         r.bodyTooLarge = true;
         return run(res, state, r, true);
       }
+      if (core.streamsBody(r.method, r.path)) return streamBody(res, state, r, limit);
       readBody(res, limit, bodyClock, (body) => {
         if (body === TIMED_OUT) return respondSafely(res, state, errorResponse(new EdgeError('request_timeout', 'the request was not received in time')), r.method, true);
         r.body = body;
@@ -228,6 +346,42 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       respond(res, state, INTERNAL, 'GET', true);
     }
   };
+  /**
+   * Dispatches a `body: 'stream'` request before its body is read (the pipeline authorizes it
+   * first); the body is pushed into the request's stream as it arrives, copied (uWS neuters each
+   * chunk on return), with pause()/resume() as the consumer's backpressure. The consumer is woken
+   * after the data callback (BodyStream's defer), so an answer that closes the connection (413,
+   * an error mid-body) is never written inside it, where closing would drop the corked answer.
+   */
+  const streamBody = (res: HttpResponse, state: State, r: UwsRequest, limit: number): void => {
+    const body = new BodyStream(
+      limit,
+      {
+        pause: () => {
+          if (!state.aborted && !state.done) res.pause();
+        },
+        resume: () => {
+          if (!state.aborted && !state.done) res.resume();
+        },
+      },
+      true,
+    );
+    state.body = body;
+    r.stream = body;
+    const cancel = bodyClock.watch(Date.now(), () => body.fail(new EdgeError('request_timeout', 'the request was not received in time')));
+    res.onData((ab, isLast) => {
+      if (body.settled) return cancel();
+      const chunk = Buffer.allocUnsafe(ab.byteLength);
+      chunk.set(new Uint8Array(ab));
+      if (!body.push(chunk)) return cancel();
+      if (isLast) {
+        body.end();
+        cancel();
+      }
+    });
+    run(res, state, r);
+  };
+
   // note: one handler per common method, so the method is a constant instead of a native call
   // and a string per request; `any` takes the rest (specific methods match first in uWS).
   app.get('/*', handle('GET')).post('/*', handle('POST')).put('/*', handle('PUT')).patch('/*', handle('PATCH'));
@@ -275,6 +429,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
 class UwsRequest implements EdgeRequest {
   body: Buffer | null = null;
   bodyTooLarge = false;
+  stream: AsyncIterable<Uint8Array> | null = null;
   #ip: string | null = null;
   readonly #res: HttpResponse;
   readonly #state: State;

@@ -13,6 +13,7 @@ const core: HttpCore = {
     return { status: 200, json: { ok: true } };
   },
   bodyLimit: () => 1024,
+  streamsBody: () => false,
 };
 
 describe.each(['uws', 'node'] as const)('the %s backend', (backend) => {

@@ -178,41 +178,68 @@ export class DbService {
   /** Inserts one row; answers the row as JSON text. */
   insert(lease: ProjectLease, auth: AuthContext, name: string, body: unknown): string {
     return this.#with(lease, name, (t) => {
-      const data = dataOf(body);
-      const rel = t.def.kind === 'relational' ? relationalValues(t, data, true) : null;
-      if (!rel) checkStrings(data, 'data');
-      const ins = policy(t, 'insert', auth);
-      // note: null lets SQLite assign an integer key (RETURNING reads it back).
-      let id: string | number | null = t.def.key === 'int8' ? null : uuidv7();
-      const at = now();
-      const stamps = t.def.stamps !== false;
-      // note: the values of the timestamp columns the table has (none without the pair).
-      const stampVals = stamps ? [at, at] : [];
-      let row!: Row;
-      let change!: Change;
-      let text: string | undefined;
-      let image!: string;
-      inTransaction(lease, () => {
-        // note: under RLS the policy is checked before foreign keys (they are checked at commit).
-        if (ins) lease.stmt(rowSql.deferForeignKeys).run();
-        if (rel) {
-          const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
-          row = toRow(t, r[0]!, null);
-          id = row.id;
-          image = storedImage(r[0]!);
-        } else {
-          text = JSON.stringify(data);
-          lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
-          row = { id: id!, data, created_at: at, updated_at: at };
-          // note: the stored document row is exactly its wire form.
-          image = docJson(id, text, at, at);
-        }
-        if (ins && !lease.stmt(sqlOf(t, 'passes.insert', () => rowSql.passes(name, ins.p))).get(id, ...ins.values)) throw rlsDenied('insert');
-        change = appendChange(lease, 'insert', name, String(id), row.data, null, at, { newRow: image, oldRow: null }, text);
-      });
-      publishChanges(this.#bus, lease, [change]);
-      return text === undefined ? JSON.stringify(row) : docJson(id, text, at, at);
+      let out!: { json: string; change: Change };
+      inTransaction(lease, () => (out = this.#insertRow(lease, auth, t, name, body)));
+      publishChanges(this.#bus, lease, [out.change]);
+      return out.json;
     });
+  }
+
+  /**
+   * Inserts rows in one transaction (all or none), each exactly as `insert` would (checks, RLS
+   * insert policy, change events after the commit); answers how many. A row that fails names its
+   * index in `details.index`.
+   */
+  insertMany(lease: ProjectLease, auth: AuthContext, name: string, bodies: readonly unknown[]): number {
+    return this.#with(lease, name, (t) => {
+      const changes: Change[] = [];
+      inTransaction(lease, () => {
+        for (let i = 0; i < bodies.length; i++) {
+          try {
+            changes.push(this.#insertRow(lease, auth, t, name, bodies[i]).change);
+          } catch (err) {
+            if (!(err instanceof EdgeError) || err.status >= 500) throw err;
+            throw new EdgeError(err.code, err.message, { details: { ...err.details, index: i }, headers: err.headers, cause: err.cause });
+          }
+        }
+      });
+      publishChanges(this.#bus, lease, changes);
+      return changes.length;
+    });
+  }
+
+  /** One insert, inside the caller's transaction. */
+  #insertRow(lease: ProjectLease, auth: AuthContext, t: TableInfo, name: string, body: unknown): { json: string; change: Change } {
+    const data = dataOf(body);
+    const rel = t.def.kind === 'relational' ? relationalValues(t, data, true) : null;
+    if (!rel) checkStrings(data, 'data');
+    const ins = policy(t, 'insert', auth);
+    // note: null lets SQLite assign an integer key (RETURNING reads it back).
+    let id: string | number | null = t.def.key === 'int8' ? null : uuidv7();
+    const at = now();
+    const stamps = t.def.stamps !== false;
+    // note: the values of the timestamp columns the table has (none without the pair).
+    const stampVals = stamps ? [at, at] : [];
+    let row: Row;
+    let text: string | undefined;
+    let image: string;
+    // note: under RLS the policy is checked before foreign keys (they are checked at commit).
+    if (ins) lease.stmt(rowSql.deferForeignKeys).run();
+    if (rel) {
+      const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
+      row = toRow(t, r[0]!, null);
+      id = row.id;
+      image = storedImage(r[0]!);
+    } else {
+      text = JSON.stringify(data);
+      lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
+      row = { id: id!, data, created_at: at, updated_at: at };
+      // note: the stored document row is exactly its wire form.
+      image = docJson(id, text, at, at);
+    }
+    if (ins && !lease.stmt(sqlOf(t, 'passes.insert', () => rowSql.passes(name, ins.p))).get(id, ...ins.values)) throw rlsDenied('insert');
+    const change = appendChange(lease, 'insert', name, String(id), row.data, null, at, { newRow: image, oldRow: null }, text);
+    return { json: text === undefined ? JSON.stringify(row) : docJson(id, text, at, at), change };
   }
 
   /** Merges `data` into the row; answers the new row as JSON text. */
