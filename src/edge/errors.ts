@@ -23,6 +23,7 @@ const STATUS = {
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  upgrade_required: 426,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
