@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { ServerResponse, createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { EdgeError } from '../edge/errors.js';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -94,6 +94,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (refused.has(socket)) return void socket.destroy();
     socket.on('error', () => socket.destroy());
+    if (req.headers.upgrade?.toLowerCase() !== 'websocket') return plainUpgrade(req, socket);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const edgeReq = new NodeRequest(req, (req.method ?? 'GET').toUpperCase(), q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), flatHeaders(req));
@@ -111,6 +112,23 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     if (out instanceof Promise) void out.then(accept);
     else accept(out);
   });
+
+  /**
+   * Another protocol asked for (e.g. curl's `Upgrade: h2c`): served as a plain request and the
+   * connection closed after it, as uWS and node without an upgrade listener do. The socket is no
+   * longer parsed, so a body cannot be read: such a request is answered 400.
+   */
+  const plainUpgrade = (req: IncomingMessage, socket: Socket): void => {
+    if ((req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined) {
+      return void socket.end(rawErrorResponse(new EdgeError('invalid_request', 'a request that asks for a protocol upgrade cannot carry a body')));
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    // note: the socket stays assigned until it closes, so the response's 'close' (which ends the request) follows.
+    res.once('finish', () => socket.destroySoon());
+    onRequest(req, res);
+  };
 
   const openSocket = (ws: WebSocket, socket: Socket, handlers: WsHandlers): void => {
     const sock = new NodeSocket(ws, topics, limits.wsMaxBackpressure);
