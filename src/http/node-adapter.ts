@@ -94,7 +94,8 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (refused.has(socket)) return void socket.destroy();
     socket.on('error', () => socket.destroy());
-    if (req.headers.upgrade?.toLowerCase() !== 'websocket') return plainUpgrade(req, socket);
+    // note: what uWS takes as an upgrade (its ws route): a GET with a 24-character Sec-WebSocket-Key.
+    if (req.method !== 'GET' || req.headers['sec-websocket-key']?.length !== 24) return plainUpgrade(req, socket);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const edgeReq = new NodeRequest(req, (req.method ?? 'GET').toUpperCase(), q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), flatHeaders(req));
@@ -114,7 +115,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
   });
 
   /**
-   * Another protocol asked for (e.g. curl's `Upgrade: h2c`): served as a plain request and the
+   * Another protocol asked for (e.g. curl's `Upgrade: h2c`), or no WebSocket handshake: served as a plain request and the
    * connection closed after it, as uWS and node without an upgrade listener do. The socket is no
    * longer parsed, so a body cannot be read: such a request is answered 400.
    */

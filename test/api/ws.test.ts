@@ -179,6 +179,35 @@ describe('other upgrades', () => {
   });
 });
 
+describe('upgrade handshakes', () => {
+  const upgrade = (path: string, extra: string): Promise<string> =>
+    rawRequest(s.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${s.keys.service}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${extra}\r\n`, 300);
+
+  it('serves a request without a Sec-WebSocket-Key as plain HTTP: 426 on a WebSocket route, 200 elsewhere', async () => {
+    const ws = await upgrade('/live/ws', '');
+    expect(statusOf(ws)).toBe(426);
+    expect(ws).toContain('{"error":{"code":"upgrade_required"');
+    expect(statusOf(await upgrade('/health', ''))).toBe(200);
+  });
+
+  it('answers a malformed key or another version with 400 invalid_request and Sec-WebSocket-Version: 13', async () => {
+    for (const extra of ['Sec-WebSocket-Key: ########################\r\nSec-WebSocket-Version: 13\r\n', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n']) {
+      const raw = await upgrade('/live/ws', extra);
+      expect(statusOf(raw)).toBe(400);
+      expect(raw.toLowerCase()).toContain('sec-websocket-version: 13');
+      expect(raw).toContain(
+        '{"error":{"code":"invalid_request","message":"a WebSocket upgrade needs GET, Upgrade: websocket, a valid Sec-WebSocket-Key and Sec-WebSocket-Version: 13"}}',
+      );
+    }
+  });
+
+  it('answers a bad query parameter over HTTP before the upgrade (400 invalid_field)', async () => {
+    const r = await refusedWs(`${wsUrl}?since=-1`, service());
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toEqual({ error: { code: 'invalid_field', message: 'since: must be a non-negative integer', details: { field: 'since' } } });
+  });
+});
+
 describe('WebSocket shutdown', () => {
   it('closes open sockets with 1001 when the server stops', async () => {
     const t = await startTestServer();
