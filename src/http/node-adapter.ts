@@ -104,9 +104,13 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     socket.once('close', gone);
     const accept = (out: EdgeResponse): void => {
       socket.off('close', gone);
-      if (socket.destroyed) return void out.ws?.abort?.();
-      if (out.ws === undefined) return void socket.end(rawResponse(out));
+      if (out.ws === undefined) return void (socket.destroyed ? undefined : socket.end(rawResponse(out)));
       const handlers = out.ws;
+      // note: ws destroys a socket it cannot use without calling back; the route then hears abort().
+      if (socket.destroyed || !socket.readable || !socket.writable) {
+        socket.destroy();
+        return void handlers.abort?.();
+      }
       wss.handleUpgrade(req, socket, head, (ws) => openSocket(ws, socket, handlers));
     };
     const out = upgradeSafe(core, edgeReq);
