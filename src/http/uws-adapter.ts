@@ -245,8 +245,13 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         if (out.ws === undefined) return respondSafely(res, state, out, 'GET', true);
         const data: WsData = { handlers: out.ws, socket: null };
         const up = (): void => res.upgrade(data, headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
-        if (state.watched) res.cork(up);
-        else up();
+        try {
+          if (state.watched) res.cork(up);
+          else up();
+        } catch {
+          // note: no exception may cross a uWS callback (STYLE.md 4.6); the route hears abort().
+          data.handlers.abort?.();
+        }
         finished(state);
       };
       const out = upgradeSafe(core, r);
