@@ -39,6 +39,9 @@ export const DEFAULT_HTTP_LIMITS = {
   keepAliveTimeoutMs: 10_000,
   maxConnections: 10_000,
   maxConnectionsPerIp: 4096,
+  wsMaxBackpressure: 1024 * 1024,
+  wsIdleTimeoutS: 60,
+  wsMaxMessage: 64 * 1024,
 } as const;
 
 export interface Config {
@@ -128,6 +131,12 @@ export interface Config {
   readonly maxConnections: number;
   /** Open connections per client address at most (node:http; the TCP peer, so a proxy is one address). 0: no cap. */
   readonly maxConnectionsPerIp: number;
+  /** WebSocket: bytes a socket may have queued outbound; past it the socket is closed (1006). */
+  readonly wsMaxBackpressure: number;
+  /** WebSocket: seconds without a frame (pings are sent meanwhile) before a socket is closed; 0: never. 0 or at least 8. */
+  readonly wsIdleTimeoutS: number;
+  /** WebSocket: largest message a client may send, bytes; past it the socket is closed with 1009. */
+  readonly wsMaxMessage: number;
 }
 
 export type ConfigOverrides = {
@@ -208,6 +217,9 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     keepAliveTimeoutMs: int(env.PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS, 'PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
     maxConnections: int(env.PLATFORM_EDGE_MAX_CONNECTIONS, 'PLATFORM_EDGE_MAX_CONNECTIONS') ?? DEFAULT_HTTP_LIMITS.maxConnections,
     maxConnectionsPerIp: int(env.PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP, 'PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP') ?? DEFAULT_HTTP_LIMITS.maxConnectionsPerIp,
+    wsMaxBackpressure: int(env.PLATFORM_EDGE_WS_MAX_BACKPRESSURE, 'PLATFORM_EDGE_WS_MAX_BACKPRESSURE') ?? DEFAULT_HTTP_LIMITS.wsMaxBackpressure,
+    wsIdleTimeoutS: int(env.PLATFORM_EDGE_WS_IDLE_TIMEOUT_S, 'PLATFORM_EDGE_WS_IDLE_TIMEOUT_S') ?? DEFAULT_HTTP_LIMITS.wsIdleTimeoutS,
+    wsMaxMessage: int(env.PLATFORM_EDGE_WS_MAX_MESSAGE, 'PLATFORM_EDGE_WS_MAX_MESSAGE') ?? DEFAULT_HTTP_LIMITS.wsMaxMessage,
   };
   const merged = {
     ...base,
@@ -239,6 +251,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   if (merged.keepAliveTimeoutMs < 1) throw new Error(`PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS must be at least 1, got ${merged.keepAliveTimeoutMs}`);
   if (merged.requestTimeoutMs !== 0 && merged.requestTimeoutMs < merged.headersTimeoutMs) {
     throw new Error(`the request timeout (${merged.requestTimeoutMs} ms) must be 0 or at least the headers timeout (${merged.headersTimeoutMs} ms)`);
+  }
+  if (merged.wsMaxBackpressure < 1024) throw new Error(`PLATFORM_EDGE_WS_MAX_BACKPRESSURE must be at least 1024, got ${merged.wsMaxBackpressure}`);
+  if (merged.wsMaxMessage < 125) throw new Error(`PLATFORM_EDGE_WS_MAX_MESSAGE must be at least 125, got ${merged.wsMaxMessage}`);
+  // note: the pinned uWS refuses an idle timeout between 1 and 7 s (its timer ticks every 4 s).
+  if (merged.wsIdleTimeoutS !== 0 && (merged.wsIdleTimeoutS < 8 || merged.wsIdleTimeoutS > 960)) {
+    throw new Error(`PLATFORM_EDGE_WS_IDLE_TIMEOUT_S must be 0 or 8-960, got ${merged.wsIdleTimeoutS}`);
   }
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   // note: 0 stands for "derived": a million rows, or the kept count when that is more.

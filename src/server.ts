@@ -22,6 +22,7 @@ import { RpcService } from './services/db/rpc.js';
 import { sqlRoutes } from './services/db/sql-routes.js';
 import { SqlPool } from './sql/worker/pool.js';
 import { healthRoutes } from './services/health/routes.js';
+import { TopicHub } from './edge/ws-topics.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
@@ -80,13 +81,15 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const query = new QueryService(sqlPool, config.dataDir, bus, config.sqlTimeoutMs);
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic), ...adminRoutes(operators, control), ...authRoutes(auth, config.rateLimit), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
+  const topics = new TopicHub();
+  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic, topics), ...adminRoutes(operators, control), ...authRoutes(auth, config.rateLimit), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
   const pipeline = new Pipeline({
     config,
     routes,
     credentials,
     projects: registry,
     bus,
+    topics,
     projectExists: (id) => projects.exists(id),
     onRecord: (r: RequestRecord) => {
       if (r.projectId !== null) live.recordRequest(r.projectId, r.method, r.route, r.status, r.durationMs);

@@ -24,6 +24,7 @@ const STATUS = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  upgrade_required: 426,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,

@@ -9,9 +9,10 @@ import { EdgeError, notFound, payloadTooLarge, toHttp, unauthorized, methodNotAl
 import { parseJsonBody } from './json-body.js';
 import { RateLimiter, type LimitCheck } from './rate-limit.js';
 import { newRequestId } from './request-id.js';
-import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RateLimitRule, RouteDef, Scope, UserClaims } from './route.js';
+import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RateLimitRule, RouteDef, Scope, UserClaims, WsHandlers } from './route.js';
 import { SCOPES } from './route.js';
 import { Router, split } from './router.js';
+import { TopicHub } from './ws-topics.js';
 import { requireScope } from './scopes.js';
 
 /** Verifies a user access token (`lca_…`) for a project; filled by the auth service. */
@@ -44,6 +45,8 @@ export interface PipelineDeps {
   logError?: (msg: string, err: unknown) => void;
   /** The rate limiter's clock (tests); `Date.now` by default. */
   now?: () => number;
+  /** The server's WebSocket topics (a fresh hub when not given). */
+  topics?: TopicHub;
 }
 
 interface DispatchState {
@@ -87,9 +90,11 @@ export class Pipeline {
   #fullSuppressed = 0;
   /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
   readonly #awaiting = new WeakSet<RouteDef>();
+  readonly topics: TopicHub;
 
   constructor(deps: PipelineDeps) {
     this.#d = deps;
+    this.topics = deps.topics ?? new TopicHub();
     this.#router = new Router(deps.routes);
     for (const r of deps.routes) if (r.awaits ?? r.handler.constructor.name === 'AsyncFunction') this.#awaiting.add(r);
     const g = deps.config.geoHeaders;
@@ -147,6 +152,23 @@ export class Pipeline {
     );
   }
 
+  /**
+   * Answers a WebSocket upgrade request like any other (route, key, scope, bearer, role), before
+   * any socket exists: a WebSocket route's `{ status: 101, ws }` accepts it, anything else is the
+   * HTTP answer. A handshake the RFC 6455 way malformed is 400 before routing.
+   */
+  upgrade(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse> {
+    const h = req.headers;
+    if (req.method !== 'GET' || h.upgrade?.toLowerCase() !== 'websocket' || !/^[A-Za-z0-9+/]{22}==$/.test(h['sec-websocket-key'] ?? '') || h['sec-websocket-version'] !== '13') {
+      const st: DispatchState = { t0: performance.now(), requestId: newRequestId(h['x-request-id']), route: null, projectId: null, lease: null, limit: null };
+      const err = new EdgeError('invalid_request', 'a WebSocket upgrade needs GET, Upgrade: websocket, a valid Sec-WebSocket-Key and Sec-WebSocket-Version: 13', {
+        headers: { 'sec-websocket-version': '13' },
+      });
+      return this.#finish(req, st, this.#fail(err, st));
+    }
+    return this.dispatch(req);
+  }
+
   #route(req: EdgeRequest, st: DispatchState): EdgeResponse | Promise<EdgeResponse> {
     if (req.path.length + req.rawQuery.length > MAX_URL_LENGTH) {
       throw new EdgeError('uri_too_long', `the path and query string exceed the limit of ${MAX_URL_LENGTH} characters`);
@@ -156,6 +178,10 @@ export class Pipeline {
     if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
     if (m.kind === 'method') throw methodNotAllowed(m.allowed);
     const route = (st.route = m.route);
+    if (route.websocket === true && req.upgrade !== true) {
+      throw new EdgeError('upgrade_required', 'this route is a WebSocket: send a WebSocket upgrade request', { headers: { upgrade: 'websocket', connection: 'Upgrade' } });
+    }
+    if (route.websocket !== true && req.upgrade === true) throw new EdgeError('invalid_request', 'this route does not take a WebSocket upgrade');
     // note: every route has a limit (routes without a body too); the adapter only flags the overflow.
     if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
     if (this.#awaits(route)) return nextTurn(req).then(() => this.#authorized(req, st, route, m.params));
@@ -249,8 +275,13 @@ export class Pipeline {
   }
 
   #finish(req: EdgeRequest, st: DispatchState, res: EdgeResponse): EdgeResponse {
+    // note: only a WebSocket route accepts an upgrade, and only an upgrade request gets a socket.
+    if (res.ws !== undefined && (req.upgrade !== true || st.route?.websocket !== true)) {
+      res = this.#fail(new EdgeError('internal', 'a WebSocket answer to a request that is no upgrade'), st);
+    }
     if (st.lease) {
       if (res.sse) res = holdLease(res, st.lease);
+      else if (res.ws) res = { ...res, ws: holdLeaseWs(res.ws, st.lease) };
       else st.lease.release();
       st.lease = null;
     }
@@ -267,7 +298,7 @@ export class Pipeline {
       const cors = corsHeaders(this.#d.config, req.headers.origin);
       if (cors !== undefined) for (const k in cors) headers[k] = cors[k]!;
     }
-    res = { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse, stream: res.stream, length: res.length, file: res.file };
+    res = res.ws === undefined ? { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse, stream: res.stream, length: res.length, file: res.file } : { status: 101, headers, ws: res.ws };
     const route = st.route;
     if (this.#d.onRecord && (!route || !route.unlogged)) {
       this.#d.onRecord({
@@ -508,6 +539,34 @@ function holdLease(res: EdgeResponse, lease: ProjectLease): EdgeResponse {
           lease.release();
         }
       };
+    },
+  };
+}
+
+/** Keeps the project lease until the socket closes, or the upgrade is abandoned. */
+function holdLeaseWs(ws: WsHandlers, lease: ProjectLease): WsHandlers {
+  let held = true;
+  const release = (): void => {
+    if (held) lease.release();
+    held = false;
+  };
+  return {
+    open: ws.open?.bind(ws),
+    message: ws.message?.bind(ws),
+    drain: ws.drain?.bind(ws),
+    close: (sock, code, reason) => {
+      try {
+        ws.close?.(sock, code, reason);
+      } finally {
+        release();
+      }
+    },
+    abort: () => {
+      try {
+        ws.abort?.();
+      } finally {
+        release();
+      }
     },
   };
 }

@@ -113,6 +113,8 @@ export interface EdgeRequest {
   readonly stream?: AsyncIterable<Uint8Array> | null;
   readonly ip: string;
   readonly signal: AbortSignal;
+  /** Set by the HTTP adapter on a WebSocket upgrade request (`HttpCore.upgrade`). */
+  readonly upgrade?: boolean;
 }
 
 /** What a handler sees: the request plus what the pipeline derived from it. */
@@ -133,6 +135,51 @@ export interface SseChannel {
 /** Runs once the stream is open; returns the cleanup to run when it closes. */
 export type SseSource = (channel: SseChannel) => (() => void) | void;
 
+/**
+ * What a send did: `sent` (written), `backpressure` (queued: the client reads slower than we
+ * write; it drains), `dropped` (the socket is closed, or passed its outbound cap and is closed now).
+ */
+export type WsSendStatus = 'sent' | 'backpressure' | 'dropped';
+
+/**
+ * One open WebSocket as a route sees it: nothing of the backend (docs/api.md "WebSocket").
+ * Every method is a no-op (send: `dropped`) once the socket is closed.
+ */
+export interface WsSocket {
+  /** A string goes as a text frame, bytes as a binary frame. */
+  send(data: string | Uint8Array): WsSendStatus;
+  /** Closes with a close frame (`code` 1000 by default; `reason` at most 123 bytes). */
+  close(code?: number, reason?: string): void;
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+  /** Sends to every other socket subscribed to `topic` (this one excluded; `WsTopics.publish` reaches all). */
+  publish(topic: string, data: string | Uint8Array): void;
+  /** Bytes written but not yet taken by the client. */
+  getBufferedAmount(): number;
+  readonly closed: boolean;
+}
+
+/**
+ * A WebSocket route's handlers, returned by its handler as `{ status: 101, ws }` once the
+ * pipeline authorized the upgrade request. `close` runs once for every socket that opened;
+ * `abort` runs instead of `open` and `close` when the client left before the upgrade finished.
+ */
+export interface WsHandlers {
+  open?(ws: WsSocket): void;
+  /** Text frames arrive as a string, binary frames as a Buffer (already within the message limit). */
+  message?(ws: WsSocket, data: string | Buffer, binary: boolean): void;
+  /** The socket's outbound buffer emptied after a `backpressure` send. */
+  drain?(ws: WsSocket): void;
+  close?(ws: WsSocket, code: number, reason: string): void;
+  abort?(): void;
+}
+
+/** Publishes to a topic's subscribers on every socket of this server (bound by the HTTP backend). */
+export interface WsTopics {
+  /** Whether a backend took the message (false: no backend listening yet, or it stopped). */
+  publish(topic: string, data: string | Uint8Array): boolean;
+}
+
 export interface EdgeResponse {
   status: number;
   headers?: Record<string, string>;
@@ -146,6 +193,8 @@ export interface EdgeResponse {
    */
   stream?: AsyncIterable<Uint8Array> | Readable;
   length?: number;
+  /** A WebSocket route's answer to an authorized upgrade (status 101). */
+  ws?: WsHandlers;
   /** A file, with `Content-Length`, `Accept-Ranges`, single byte ranges and `HEAD` (src/http/body-out.ts). */
   file?: FileBody;
 }
@@ -214,6 +263,11 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly credentials?: CredentialSource;
   /** A rate limit on this route (off when the server's rate limits are off). */
   readonly rateLimit?: RateLimitRule;
+  /**
+   * A WebSocket route: it answers only an upgrade request (else 426 `upgrade_required`), and its
+   * handler returns `{ status: 101, ws: handlers }`; the pipeline (key, scope, bearer, role) runs first.
+   */
+  readonly websocket?: boolean;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
   /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */

@@ -1,13 +1,15 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { ServerResponse, createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { BodyStream } from './body-stream.js';
 import { abandon, outgoing } from './body-out.js';
 import { EdgeError } from '../edge/errors.js';
-import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { EdgeRequest, EdgeResponse, WsHandlers, WsSendStatus, WsSocket } from '../edge/route.js';
 import { listenError } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
-import { INTERNAL, MAX_HEADER_BYTES, dispatchSafe, failed, rawErrorResponse, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
+import { INTERNAL, MAX_HEADER_BYTES, dispatchSafe, failed, rawErrorResponse, rawResponse, upgradeSafe, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
+import { WS_GOING_AWAY, guard } from './ws.js';
 
 
 /** The `node:http` backend, used when the native uWS binary is not available (Node 22/24). */
@@ -111,6 +113,96 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
   });
   const refused = capConnections(server, limits);
 
+  // WebSockets (docs/api.md "WebSocket"): `ws` without a server of its own; the limits match uWS's.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.wsMaxMessage, perMessageDeflate: false, clientTracking: false });
+  const sockets = new Set<NodeSocket>();
+  const topics = new Topics();
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (refused.has(socket)) return void socket.destroy();
+    socket.on('error', () => socket.destroy());
+    // note: what uWS takes as an upgrade (its ws route): a GET with a 24-character Sec-WebSocket-Key.
+    if (req.method !== 'GET' || req.headers['sec-websocket-key']?.length !== 24) return plainUpgrade(req, socket);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const edgeReq = new NodeRequest(req, (req.method ?? 'GET').toUpperCase(), q === -1 ? url : url.slice(0, q), q === -1 ? '' : url.slice(q + 1), flatHeaders(req));
+    edgeReq.upgrade = true;
+    const gone = (): void => edgeReq.abort();
+    socket.once('close', gone);
+    const accept = (out: EdgeResponse): void => {
+      socket.off('close', gone);
+      if (out.ws === undefined) return void (socket.destroyed ? undefined : socket.end(rawResponse(out)));
+      const handlers = out.ws;
+      // note: ws destroys a socket it cannot use without calling back; the route then hears abort().
+      if (socket.destroyed || !socket.readable || !socket.writable) {
+        socket.destroy();
+        return void handlers.abort?.();
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => openSocket(ws, socket, handlers));
+    };
+    const out = upgradeSafe(core, edgeReq);
+    if (out instanceof Promise) void out.then(accept);
+    else accept(out);
+  });
+
+  /**
+   * Another protocol asked for (e.g. curl's `Upgrade: h2c`), or no WebSocket handshake: served as a plain request and the
+   * connection closed after it, as uWS and node without an upgrade listener do. The socket is no
+   * longer parsed, so a body cannot be read: such a request is answered 400.
+   */
+  const plainUpgrade = (req: IncomingMessage, socket: Socket): void => {
+    if ((req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined) {
+      return void socket.end(rawErrorResponse(new EdgeError('invalid_request', 'a request that asks for a protocol upgrade cannot carry a body')));
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    // note: the socket stays assigned until it closes, so the response's 'close' (which ends the request) follows.
+    res.once('finish', () => socket.destroySoon());
+    onRequest(req, res);
+  };
+
+  const openSocket = (ws: WebSocket, socket: Socket, handlers: WsHandlers): void => {
+    const sock = new NodeSocket(ws, topics, limits.wsMaxBackpressure);
+    sockets.add(sock);
+    ws.on('message', (data: Buffer, isBinary) => {
+      sock.alive = true;
+      const handler = handlers.message;
+      if (handler !== undefined) guard(sock, () => handler(sock, isBinary ? data : data.toString('utf8'), isBinary));
+    });
+    ws.on('pong', () => (sock.alive = true));
+    ws.on('ping', () => (sock.alive = true));
+    socket.on('drain', () => {
+      if (!sock.closed) guard(sock, () => handlers.drain?.(sock));
+    });
+    ws.on('error', () => ws.terminate());
+    ws.once('close', (code: number, reason: Buffer) => {
+      sock.closed = true;
+      sockets.delete(sock);
+      topics.drop(sock);
+      try {
+        handlers.close?.(sock, code, reason.toString('utf8'));
+      } catch {
+        // note: the socket is gone; a failing close handler changes nothing.
+      }
+    });
+    guard(sock, () => handlers.open?.(sock));
+  };
+
+  // note: uWS's idleTimeout with sendPingsAutomatically, the ws way: a socket silent for half the
+  // timeout is pinged; one still silent half a timeout later (no pong) is cut.
+  const pinger =
+    limits.wsIdleTimeoutS === 0
+      ? null
+      : setInterval(() => {
+          for (const s of sockets) {
+            if (!s.alive) s.terminate();
+            else {
+              s.alive = false;
+              s.ping();
+            }
+          }
+        }, (limits.wsIdleTimeoutS * 1000) / 2).unref();
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // note: a connection over the caps was answered 503 and is closing: its requests never run.
     if (refused.has(req.socket)) return void res.destroy();
@@ -179,23 +271,37 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
+      core.topics.bind((topic, data) => topics.publish(topic, data, null));
       resolve({
         backend: 'node',
         port: (server.address() as AddressInfo).port,
         shutdown: (deadlineMs) => {
           server.close();
           server.closeIdleConnections();
+          core.topics.bind(null);
+          if (pinger !== null) clearInterval(pinger);
           for (const s of streams) s.close();
-          if (inflight === 0) return Promise.resolve();
+          for (const w of sockets) w.close(WS_GOING_AWAY, 'server shutting down');
+          // note: a closed WebSocket waits for the client's close frame; past the deadline it is cut.
+          const wsGone = (): void => {
+            for (const w of sockets) w.terminate();
+          };
+          if (inflight === 0 && sockets.size === 0) return Promise.resolve();
           return new Promise<void>((done) => {
             const t = setTimeout(() => {
               server.closeAllConnections();
+              wsGone();
+              clearInterval(poll);
               done();
             }, deadlineMs);
-            idle = () => {
+            const poll = setInterval(() => {
+              if (inflight !== 0 || sockets.size !== 0) return;
+              clearInterval(poll);
               clearTimeout(t);
-              server.closeIdleConnections();
               done();
+            }, 20);
+            idle = () => {
+              server.closeIdleConnections();
             };
           });
         },
@@ -266,11 +372,108 @@ function capConnections(server: import('node:http').Server, limits: HttpLimits):
   return refused;
 }
 
+/** The in-process topics of the node backend: topic → its sockets (uWS has its own). */
+class Topics {
+  readonly #subs = new Map<string, Set<NodeSocket>>();
+
+  add(topic: string, s: NodeSocket): void {
+    let set = this.#subs.get(topic);
+    if (set === undefined) this.#subs.set(topic, (set = new Set()));
+    set.add(s);
+    s.topics.add(topic);
+  }
+
+  remove(topic: string, s: NodeSocket): void {
+    const set = this.#subs.get(topic);
+    s.topics.delete(topic);
+    if (set === undefined) return;
+    set.delete(s);
+    if (set.size === 0) this.#subs.delete(topic);
+  }
+
+  drop(s: NodeSocket): void {
+    for (const t of [...s.topics]) this.remove(t, s);
+  }
+
+  /** Sends to every subscriber but `except`; the frame is encoded once for all. */
+  publish(topic: string, data: string | Uint8Array, except: NodeSocket | null): void {
+    const set = this.#subs.get(topic);
+    if (set === undefined) return;
+    const binary = typeof data !== 'string';
+    const bytes = binary ? data : Buffer.from(data);
+    for (const s of [...set]) if (s !== except) s.sendFrame(bytes, binary);
+  }
+}
+
+/** One `ws` socket behind the socket-free WsSocket (src/edge/route.ts), with uWS's outbound cap. */
+class NodeSocket implements WsSocket {
+  closed = false;
+  /** Whether a frame came since the last ping round. */
+  alive = true;
+  readonly topics = new Set<string>();
+  readonly #ws: WebSocket;
+  readonly #hub: Topics;
+  readonly #cap: number;
+
+  constructor(ws: WebSocket, hub: Topics, cap: number) {
+    this.#ws = ws;
+    this.#hub = hub;
+    this.#cap = cap;
+  }
+
+  send(data: string | Uint8Array): WsSendStatus {
+    return this.sendFrame(data, typeof data !== 'string');
+  }
+
+  sendFrame(data: string | Uint8Array, binary: boolean): WsSendStatus {
+    if (this.closed) return 'dropped';
+    // note: like uWS's closeOnBackpressureLimit: a client that takes less than we send is cut.
+    if (this.#ws.bufferedAmount > this.#cap) {
+      this.terminate();
+      return 'dropped';
+    }
+    this.#ws.send(data, { binary });
+    return this.#ws.bufferedAmount > 0 ? 'backpressure' : 'sent';
+  }
+
+  close(code = 1000, reason = ''): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#ws.close(code, reason.slice(0, 123));
+  }
+
+  terminate(): void {
+    this.closed = true;
+    this.#ws.terminate();
+  }
+
+  ping(): void {
+    if (!this.closed) this.#ws.ping();
+  }
+
+  subscribe(topic: string): void {
+    if (!this.closed) this.#hub.add(topic, this);
+  }
+
+  unsubscribe(topic: string): void {
+    this.#hub.remove(topic, this);
+  }
+
+  publish(topic: string, data: string | Uint8Array): void {
+    if (!this.closed) this.#hub.publish(topic, data, this);
+  }
+
+  getBufferedAmount(): number {
+    return this.closed ? 0 : this.#ws.bufferedAmount;
+  }
+}
+
 /** One request; the abort signal is made only when a handler asks for it. */
 class NodeRequest implements EdgeRequest {
   body: Buffer | null = null;
   bodyTooLarge = false;
   stream: AsyncIterable<Uint8Array> | null = null;
+  upgrade = false;
   #controller: AbortController | null = null;
   #aborted = false;
   readonly #req: IncomingMessage;

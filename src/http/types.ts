@@ -1,10 +1,15 @@
+import { STATUS_CODES } from 'node:http';
 import type { Config } from '../config.js';
 import { EdgeError, toHttp } from '../edge/errors.js';
 import { newRequestId } from '../edge/request-id.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import type { TopicHub } from '../edge/ws-topics.js';
 
 /** The connection settings a backend applies (docs/operations.md, "Connections and timeouts"). */
-export type HttpLimits = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'maxConnectionsPerIp'>;
+export type HttpLimits = Pick<
+  Config,
+  'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'maxConnectionsPerIp' | 'wsMaxBackpressure' | 'wsIdleTimeoutS' | 'wsMaxMessage'
+>;
 
 /** The request line and headers together, bytes at most (node:http; the pinned uWS has its own, docs/api.md). */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -48,6 +53,14 @@ export interface HttpCore {
   bodyLimit(method: string, path: string): number;
   /** Whether the route a request goes to reads its body as a stream (`body: 'stream'`). */
   streamsBody(method: string, path: string): boolean;
+  /**
+   * Answers a WebSocket upgrade request (`req.upgrade` set), authorized like any request: a
+   * response with `ws` accepts it (the backend upgrades and drives the handlers), any other
+   * is written as the HTTP answer (with the error envelope) and no socket is opened.
+   */
+  upgrade(req: EdgeRequest): EdgeResponse | Promise<EdgeResponse>;
+  /** The server's topics; the backend binds its publisher while it listens. */
+  readonly topics: TopicHub;
 }
 
 export interface HttpServer {
@@ -71,6 +84,28 @@ export function dispatchSafe(core: HttpCore, req: EdgeRequest): EdgeResponse | P
     return INTERNAL;
   }
   return out instanceof Promise ? out.catch(() => INTERNAL) : out;
+}
+
+/** upgrade() that never throws, like dispatchSafe. */
+export function upgradeSafe(core: HttpCore, req: EdgeRequest): EdgeResponse | Promise<EdgeResponse> {
+  let out: EdgeResponse | Promise<EdgeResponse>;
+  try {
+    out = core.upgrade(req);
+  } catch {
+    return INTERNAL;
+  }
+  return out instanceof Promise ? out.catch(() => INTERNAL) : out;
+}
+
+/** A whole response as raw HTTP/1.1 bytes with `Connection: close` (an upgrade request refused on node's raw socket). */
+export function rawResponse(r: EdgeResponse): Buffer {
+  const body = r.json !== undefined ? Buffer.from(JSON.stringify(r.json)) : Buffer.from(r.bytes ?? '');
+  let head = `HTTP/1.1 ${r.status} ${STATUS_CODES[r.status] ?? 'Error'}\r\n`;
+  if (r.json !== undefined) head += 'content-type: application/json; charset=utf-8\r\n';
+  const h = r.headers ?? {};
+  for (const k in h) head += `${k}: ${h[k]!.replace(/[\r\n]/g, '')}\r\n`;
+  head += `content-length: ${body.byteLength}\r\nconnection: close\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 /** Whether a response is the core's own failure (the connection is closed after it). */

@@ -1,15 +1,23 @@
 import { STATUS_CODES } from 'node:http';
-import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
+import type { EdgeRequest, EdgeResponse, WsHandlers, WsSendStatus, WsSocket } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { listenError, probeListen } from './listen-error.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { EdgeError } from '../edge/errors.js';
 import { BodyStream } from './body-stream.js';
 import { abandon, discard, outgoing, type Outgoing } from './body-out.js';
-import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
+import { INTERNAL, dispatchSafe, errorResponse, failed, upgradeSafe, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
+import { WS_GOING_AWAY, WS_TOO_BIG, guard } from './ws.js';
 
 type HttpResponse = import('uWebSockets.js').HttpResponse;
 type HttpRequest = import('uWebSockets.js').HttpRequest;
+type UwsWebSocket = import('uWebSockets.js').WebSocket<WsData>;
+
+/** What uWS keeps with each socket: the route's handlers and our wrapper. */
+interface WsData {
+  handlers: WsHandlers;
+  socket: UwsSocket | null;
+}
 
 interface State {
   aborted: boolean;
@@ -381,6 +389,90 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     });
     run(res, state, r);
   };
+  const sockets = new Set<UwsSocket>();
+  /**
+   * Every WebSocket upgrade request (uWS hands other requests on to the routes below): copied,
+   * authorized by the core, then upgraded, or answered over HTTP with no socket.
+   */
+  const onUpgrade = (res: HttpResponse, req: HttpRequest, context: import('uWebSockets.js').us_socket_context_t): void => {
+    const state: State = { aborted: false, done: false, paused: false, watched: false, controller: null, sse: null, body: null, range: undefined, writable: null };
+    inflight++;
+    try {
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => {
+        headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+      });
+      const r = new UwsRequest(res, state, 'GET', req.getUrl(), req.getQuery() ?? '', headers);
+      r.upgrade = true;
+      const accept = (out: EdgeResponse): void => {
+        if (state.aborted) {
+          out.ws?.abort?.();
+          return finished(state);
+        }
+        if (out.ws === undefined) return respondSafely(res, state, out, 'GET', true);
+        const data: WsData = { handlers: out.ws, socket: null };
+        const up = (): void => res.upgrade(data, headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+        try {
+          if (state.watched) res.cork(up);
+          else up();
+        } catch {
+          // note: no exception may cross a uWS callback (STYLE.md 4.6); the route hears abort().
+          data.handlers.abort?.();
+        }
+        finished(state);
+      };
+      const out = upgradeSafe(core, r);
+      if (out instanceof Promise) {
+        watchAbort(res, state);
+        void out.then(accept);
+      } else accept(out);
+    } catch {
+      respond(res, state, INTERNAL, 'GET', true);
+    }
+  };
+  app.ws<WsData>('/*', {
+    // note: uWS closes a message past its own limit without a close frame (1006); ours is twice the
+    // configured one, so a message a little over the limit gets a proper 1009 (see message below).
+    maxPayloadLength: limits.wsMaxMessage * 2,
+    maxBackpressure: limits.wsMaxBackpressure,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: limits.wsIdleTimeoutS,
+    sendPingsAutomatically: true,
+    upgrade: onUpgrade,
+    open: (ws) => {
+      const data = ws.getUserData();
+      const sock = (data.socket = new UwsSocket(ws));
+      sockets.add(sock);
+      guard(sock, () => data.handlers.open?.(sock));
+    },
+    message: (ws, message, isBinary) => {
+      const data = ws.getUserData();
+      const sock = data.socket!;
+      if (message.byteLength > limits.wsMaxMessage) return sock.close(WS_TOO_BIG, 'message too big');
+      const handler = data.handlers.message;
+      if (handler === undefined) return;
+      // note: uWS neuters `message` on return: a copy (binary) or a decoded string (text).
+      const payload = isBinary ? Buffer.from(new Uint8Array(message)) : decoder.decode(message);
+      guard(sock, () => handler(sock, payload, isBinary));
+    },
+    drain: (ws) => {
+      const data = ws.getUserData();
+      const sock = data.socket!;
+      guard(sock, () => data.handlers.drain?.(sock));
+    },
+    close: (ws, code, message) => {
+      const data = ws.getUserData();
+      const sock = data.socket!;
+      sock.closed = true;
+      sockets.delete(sock);
+      const reason = decoder.decode(message);
+      try {
+        data.handlers.close?.(sock, code, reason);
+      } catch {
+        // note: the socket is gone; a failing close handler changes nothing.
+      }
+    },
+  });
 
   // note: one handler per common method, so the method is a constant instead of a native call
   // and a string per request; `any` takes the rest (specific methods match first in uWS).
@@ -394,13 +486,16 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     listen(host, port, 1, (token) => {
       // note: the binary gives no reason; the system, asked the same, names it (e.g. the port is in use).
       if (!token) return void probeListen(host, port).then((code) => reject(listenError(host, port, code)));
+      core.topics.bind((topic, data) => void app.publish(topic, data, typeof data !== 'string'));
       resolve({
         backend: 'uws',
         port: uws.us_socket_local_port(token),
         shutdown: (deadlineMs) => {
           bodyClock.stop();
           uws.us_listen_socket_close(token);
+          core.topics.bind(null);
           for (const s of streams) s.close();
+          for (const w of sockets) w.close(WS_GOING_AWAY, 'server shutting down');
           const drained =
             inflight === 0
               ? Promise.resolve()
@@ -430,6 +525,7 @@ class UwsRequest implements EdgeRequest {
   body: Buffer | null = null;
   bodyTooLarge = false;
   stream: AsyncIterable<Uint8Array> | null = null;
+  upgrade = false;
   #ip: string | null = null;
   readonly #res: HttpResponse;
   readonly #state: State;
@@ -459,6 +555,45 @@ class UwsRequest implements EdgeRequest {
       if (this.#state.aborted) this.#state.controller.abort();
     }
     return this.#state.controller.signal;
+  }
+}
+
+/** One uWS WebSocket behind the socket-free WsSocket (src/edge/route.ts); uWS throws on a closed one. */
+class UwsSocket implements WsSocket {
+  closed = false;
+  readonly #ws: UwsWebSocket;
+
+  constructor(ws: UwsWebSocket) {
+    this.#ws = ws;
+  }
+
+  send(data: string | Uint8Array): WsSendStatus {
+    if (this.closed) return 'dropped';
+    // note: 1 sent, 0 queued, 2 dropped (past maxBackpressure: closeOnBackpressureLimit closes the socket).
+    const r = this.#ws.send(data, typeof data !== 'string');
+    return r === 1 ? 'sent' : r === 0 ? 'backpressure' : 'dropped';
+  }
+
+  close(code = 1000, reason = ''): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#ws.end(code, reason.slice(0, 123));
+  }
+
+  subscribe(topic: string): void {
+    if (!this.closed) this.#ws.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    if (!this.closed) this.#ws.unsubscribe(topic);
+  }
+
+  publish(topic: string, data: string | Uint8Array): void {
+    if (!this.closed) this.#ws.publish(topic, data, typeof data !== 'string');
+  }
+
+  getBufferedAmount(): number {
+    return this.closed ? 0 : this.#ws.getBufferedAmount();
   }
 }
 

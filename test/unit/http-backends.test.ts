@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EdgeRequest, EdgeResponse } from '../../src/edge/route.js';
 import { DEFAULT_HTTP_LIMITS } from '../../src/config.js';
 import { startHttp, type HttpCore } from '../../src/http/index.js';
+import { TopicHub } from '../../src/edge/ws-topics.js';
 
 // The backends themselves, behind a core whose answer JSON cannot write (a BigInt): the client
 // gets the 500 envelope, and the server keeps serving — on the synchronous and the awaited path.
@@ -14,6 +15,8 @@ const core: HttpCore = {
   },
   bodyLimit: () => 1024,
   streamsBody: () => false,
+  upgrade: () => ({ status: 404, json: { error: { code: 'not_found', message: 'no WebSocket here' } } }),
+  topics: new TopicHub(),
 };
 
 describe.each(['uws', 'node'] as const)('the %s backend', (backend) => {

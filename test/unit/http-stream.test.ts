@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HTTP_LIMITS } from '../../src/config.js';
 import type { EdgeRequest, EdgeResponse } from '../../src/edge/route.js';
 import { startHttp, type HttpCore, type HttpServer } from '../../src/http/index.js';
+import { TopicHub } from '../../src/edge/ws-topics.js';
 
 // The streamed-body seam of both backends at full size, behind a small core (the pipeline's own
 // part, authorization and limits before a byte is read, is tested through real routes in
@@ -27,6 +28,8 @@ const core: HttpCore = {
   dispatch: (req: EdgeRequest) => (req.path === '/sync-file' ? { status: 200, file: { path: small, contentType: 'text/plain' } } : answer(req)),
   bodyLimit: () => 2 * GiB,
   streamsBody: (_m, path) => path === '/count' || path === '/slow',
+  upgrade: () => ({ status: 404, json: { error: { code: 'not_found', message: 'no WebSocket here' } } }),
+  topics: new TopicHub(),
 };
 
 async function answer(req: EdgeRequest): Promise<EdgeResponse> {

@@ -1,5 +1,5 @@
 import { invalidField } from '../../edge/errors.js';
-import { json, route, type RouteDef } from '../../edge/route.js';
+import { json, route, type RouteDef, type WsSocket, type WsTopics } from '../../edge/route.js';
 import type { LiveLog } from './live.js';
 import type { PublicTraffic } from './traffic.js';
 
@@ -19,8 +19,67 @@ function lastEventId(raw: string | undefined): number | null {
   return Number(raw.trim());
 }
 
+/** A `/live/ws` client may send `{"type":"ping","data":…}` and gets `{"type":"pong","data":…}` back. */
+function wsMessage(ws: WsSocket, data: string | Buffer): void {
+  let msg: unknown;
+  try {
+    msg = typeof data === 'string' ? JSON.parse(data) : undefined;
+  } catch {
+    msg = undefined;
+  }
+  if (typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === 'ping') {
+    ws.send(JSON.stringify({ type: 'pong', data: (msg as { data?: unknown }).data ?? null }));
+    return;
+  }
+  ws.send(JSON.stringify({ type: 'error', error: { code: 'invalid_request', message: 'expected a text frame {"type":"ping","data":…}' } }));
+}
+
+/**
+ * One feed per project for its `/live/ws` clients: a single live-log listener and stats timer
+ * publish each frame once to the topic `live:<project>`, which the backend fans out.
+ */
+class LiveFeeds {
+  readonly #feeds = new Map<string, { count: number; stop: () => void }>();
+
+  constructor(
+    readonly live: LiveLog,
+    readonly topics: WsTopics,
+  ) {}
+
+  join(projectId: string): () => void {
+    let feed = this.#feeds.get(projectId);
+    if (feed === undefined) {
+      const topic = `live:${projectId}`;
+      const off = this.live.subscribe(projectId, (e) => this.topics.publish(topic, JSON.stringify({ type: 'log', event: e })));
+      const timer = setInterval(
+        () => this.topics.publish(topic, JSON.stringify({ type: 'stats', stats: this.live.stats(projectId), edge: this.live.edge() })),
+        STATS_INTERVAL_MS,
+      );
+      feed = {
+        count: 0,
+        stop: () => {
+          off();
+          clearInterval(timer);
+        },
+      };
+      this.#feeds.set(projectId, feed);
+    }
+    feed.count++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      if (--feed.count === 0) {
+        feed.stop();
+        this.#feeds.delete(projectId);
+      }
+    };
+  }
+}
+
 /** The live log (operator session or `auth:admin`) and the public traffic feed (no auth). */
-export function liveRoutes(live: LiveLog, traffic: PublicTraffic): RouteDef[] {
+export function liveRoutes(live: LiveLog, traffic: PublicTraffic, topics: WsTopics): RouteDef[] {
+  const feeds = new LiveFeeds(live, topics);
   return [
     route({
       method: 'GET',
@@ -68,6 +127,43 @@ export function liveRoutes(live: LiveLog, traffic: PublicTraffic): RouteDef[] {
               off();
               clearInterval(timer);
             };
+          },
+        };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/live/ws',
+      auth: 'key',
+      scope: 'auth:admin',
+      // note: a browser's WebSocket sends no headers either (docs/api.md "Live log").
+      credentials: 'query',
+      websocket: true,
+      unlogged: true,
+      handler: (req, ctx) => {
+        const projectId = ctx.auth.projectId;
+        const since = req.query.has('since') ? sinceParam(req.query) : null;
+        let leave: (() => void) | null = null;
+        return {
+          status: 101,
+          ws: {
+            open: (ws) => {
+              const snap = live.snapshot(projectId, Number.MAX_SAFE_INTEGER);
+              ws.send(JSON.stringify({ type: 'hello', seq: snap.seq, stats: snap.stats, edge: snap.edge }));
+              // note: like /live/stream's Last-Event-ID: the kept events after ?since= first, then the
+              // live ones, all in this synchronous turn so none falls between replay and subscription.
+              let sent = since !== null && since < snap.seq ? since : snap.seq;
+              while (!ws.closed && sent < snap.seq) {
+                const { events } = live.snapshot(projectId, sent);
+                if (events.length === 0) break;
+                for (const e of events) ws.send(JSON.stringify({ type: 'log', event: e }));
+                sent = events[events.length - 1]!.seq;
+              }
+              ws.subscribe(`live:${projectId}`);
+              leave = feeds.join(projectId);
+            },
+            message: wsMessage,
+            close: () => leave?.(),
           },
         };
       },
