@@ -347,7 +347,12 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         r.bodyTooLarge = body === null;
         // note: a body cut off mid-stream is answered after this data callback: closing the connection
         // inside it would drop the answer still corked with the socket.
-        if (body === null) return void setImmediate(() => run(res, state, r, true));
+        if (body === null) {
+          return void setImmediate(() => {
+            // note: outside uWS's callbacks the socket is not corked: cork for run(), which writes as if it were.
+            if (!state.aborted) res.cork(() => run(res, state, r, true));
+          });
+        }
         run(res, state, r, false);
       });
     } catch {
