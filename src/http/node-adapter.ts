@@ -140,6 +140,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
       wss.handleUpgrade(req, socket, head, (ws) => openSocket(ws, socket, handlers));
     };
     const out = upgradeSafe(core, edgeReq);
+    // note: upgradeSafe's promise never rejects (a failure is a 500 answer).
     if (out instanceof Promise) void out.then(accept);
     else accept(out);
   });
@@ -224,6 +225,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
       edgeReq.bodyTooLarge = tooLarge;
       edgeReq.stream = stream;
       const out = dispatchSafe(core, edgeReq);
+      // note: dispatchSafe's promise never rejects (a failure is a 500) and respondSafely catches.
       if (out instanceof Promise) void out.then((r) => respondSafely(req, res, r, tooLarge || failed(r), stream));
       else respondSafely(req, res, out, tooLarge || failed(out), stream);
     };

@@ -169,6 +169,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     // close the connection (an unread request body) is sent chunked instead, ended with end(…, true).
     const total = close ? undefined : out.length;
     res.cork(head);
+    // note: fire-and-forget: the writer catches every error (the connection is closed) and finishes the state.
     void (async () => {
       let done = false;
       try {
@@ -296,6 +297,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
         res.pause();
         state.paused = true;
       }
+      // note: dispatchSafe's promise never rejects (a failure is a 500) and respondSafely never throws.
       void out.then((r) => respondSafely(res, state, r, req.method, close || failed(r)));
       return;
     }
@@ -429,6 +431,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
       const out = upgradeSafe(core, r);
       if (out instanceof Promise) {
         watchAbort(res, state);
+        // note: upgradeSafe's promise never rejects (a failure is a 500 answer).
         void out.then(accept);
       } else accept(out);
     } catch {
@@ -490,6 +493,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     const listen = app.listen.bind(app) as unknown as (h: string, p: number, o: number, cb: (t: import('uWebSockets.js').us_listen_socket | false) => void) => void;
     listen(host, port, 1, (token) => {
       // note: the binary gives no reason; the system, asked the same, names it (e.g. the port is in use).
+      // note: probeListen never rejects (an error is its answer).
       if (!token) return void probeListen(host, port).then((code) => reject(listenError(host, port, code)));
       core.topics.bind((topic, data) => void app.publish(topic, data, typeof data !== 'string'));
       resolve({

@@ -210,6 +210,7 @@ export class SqlPool {
     const p = slot.busy;
     if (!p) return;
     this.#remove(slot);
+    // note: fire-and-forget: terminate() resolves with the exit code; the slot is already removed.
     void slot.worker.terminate();
     p.reject(timeoutError(p));
     this.#pump();
