@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { ProjectLease } from '../project/registry.js';
 import type { EventBus } from './bus.js';
 import { changeStore, cursorStore, type LogRow } from './change-store.js';
@@ -65,8 +64,13 @@ export function storedImage(row: Readonly<Record<string, unknown>>, jsonColumn: 
 
 // ---------------------------------------------------------------- publishing in seq order
 
-/** Per open project database: the last seq this process put on the bus. */
-const relayed = new WeakMap<Database.Database, { last: number }>();
+/** Per open project database (`lease.cache`): the last seq this process put on the bus, once `started`. */
+interface Relay {
+  started: boolean;
+  last: number;
+}
+const RELAYED = 'change-log.relayed';
+const newRelay = (): Relay => ({ started: false, last: 0 });
 
 /**
  * Marks the start of this process's writes to a project's change log: the first call
@@ -75,7 +79,11 @@ const relayed = new WeakMap<Database.Database, { last: number }>();
  * writing script to a worker), so nothing this process commits is older than the mark.
  */
 export function expectChanges(project: ProjectLease): void {
-  if (!relayed.has(project.db)) relayed.set(project.db, { last: changeStore.newest(project) });
+  const st = project.cache(RELAYED, newRelay);
+  if (!st.started) {
+    st.last = changeStore.newest(project);
+    st.started = true;
+  }
 }
 
 /**
@@ -88,11 +96,11 @@ export function expectChanges(project: ProjectLease): void {
  */
 export function publishChanges(bus: EventBus, project: ProjectLease, changes: readonly Change[]): void {
   if (changes.length === 0) return;
-  let st = relayed.get(project.db);
-  if (!st) {
+  const st = project.cache(RELAYED, newRelay);
+  if (!st.started) {
     // note: nothing announced it (should not happen): start at the first change given.
-    st = { last: changes[0]!.seq - 1 };
-    relayed.set(project.db, st);
+    st.last = changes[0]!.seq - 1;
+    st.started = true;
   }
   for (const c of changes) {
     if (c.seq <= st.last) continue;
@@ -115,8 +123,8 @@ export function publishChanges(bus: EventBus, project: ProjectLease, changes: re
  * ended after its commit without a reply): read from the log after the last published seq.
  */
 export function catchUpChanges(bus: EventBus, project: ProjectLease): void {
-  const st = relayed.get(project.db);
-  if (!st) return;
+  const st = project.cache(RELAYED, newRelay);
+  if (!st.started) return;
   for (;;) {
     const rows = changeStore.after(project, st.last, 500);
     for (const r of rows) bus.emit('db.change', toChange(project.projectId, r));

@@ -13,6 +13,13 @@ export interface ProjectLease {
   readonly db: Database.Database;
   /** A prepared statement from the project's bounded cache; `raw` ones return rows as arrays. */
   stmt(sql: string, raw?: boolean): Database.Statement;
+  /**
+   * A value kept for this open connection under `key` (a module-named constant, e.g.
+   * 'query.schemas'): built by `build` on first use, then returned as is until the project
+   * closes (the value dies with the connection). Pass a module-level `build`, not a new
+   * closure per call: the hot path then makes one Map lookup and allocates nothing.
+   */
+  cache<T>(key: string, build: (lease: ProjectLease) => T): T;
   release(): void;
 }
 
@@ -21,6 +28,8 @@ interface Entry {
   readonly stmts: Map<string, Database.Statement>;
   /** Statements in raw mode (rows as arrays: no per-row key strings), cached apart. */
   readonly rawStmts: Map<string, Database.Statement>;
+  /** Per-connection state of other modules (`ProjectLease.cache`), by key; gone when the connection closes. */
+  readonly cache: Map<string, unknown>;
   lastUsed: number;
   /** A counter taken on each acquire: the least recently used entry has the smallest. */
   lastSeq: number;
@@ -101,7 +110,7 @@ export class ProjectRegistry {
       db.close();
       throw err;
     }
-    const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
+    const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), cache: new Map(), lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
     this.#entries.set(projectId, entry);
     this.#runMaintain(projectId, entry, 'open');
     this.#evictOverflow();
@@ -179,6 +188,16 @@ class Lease implements ProjectLease {
       stmts.set(sql, s);
     }
     return s;
+  }
+
+  cache<T>(key: string, build: (lease: ProjectLease) => T): T {
+    const cache = this.entry.cache;
+    let v = cache.get(key) as T | undefined;
+    if (v === undefined && !cache.has(key)) {
+      v = build(this);
+      cache.set(key, v);
+    }
+    return v as T;
   }
 
   release(): void {

@@ -1,14 +1,15 @@
-import type Database from 'better-sqlite3';
 import type { ProjectLease } from './registry.js';
 
 /** How long a read schema version is trusted without asking SQLite again. */
 const TRUST_MS = 1000;
 
+/** Per open connection (`lease.cache`): the last version read and when; `checkedAt` -Infinity: not trusted. */
 interface Known {
   version: number;
   checkedAt: number;
 }
-const known = new WeakMap<Database.Database, Known>();
+const KNOWN = 'schema-version.known';
+const newKnown = (): Known => ({ version: 0, checkedAt: Number.NEGATIVE_INFINITY });
 
 /**
  * The project database's schema version (SQLite's `schema_version`), read at most once a
@@ -19,14 +20,15 @@ const known = new WeakMap<Database.Database, Known>();
  */
 export function schemaVersion(lease: ProjectLease, fresh = false): number {
   const now = Date.now();
-  const k = known.get(lease.db);
-  if (k && !fresh && now - k.checkedAt < TRUST_MS) return k.version;
+  const k = lease.cache(KNOWN, newKnown);
+  if (!fresh && now - k.checkedAt < TRUST_MS) return k.version;
   const version = lease.stmt('PRAGMA schema_version').pluck().get() as number;
-  known.set(lease.db, { version, checkedAt: now });
+  k.version = version;
+  k.checkedAt = now;
   return version;
 }
 
 /** Forgets the cached version after a schema change made in this process. */
-export function schemaChanged(db: Database.Database): void {
-  known.delete(db);
+export function schemaChanged(lease: ProjectLease): void {
+  lease.cache(KNOWN, newKnown).checkedAt = Number.NEGATIVE_INFINITY;
 }

@@ -50,6 +50,35 @@ describe('ProjectRegistry', () => {
     reg.closeAll();
   });
 
+  it('lease.cache builds a value once per open connection; it is gone after the project closes and reopens', () => {
+    const { reg, advance } = setup();
+    let builds = 0;
+    const build = () => ({ n: ++builds });
+    const l1 = reg.acquire('a');
+    const l2 = reg.acquire('a');
+    const v = l1.cache('test.value', build);
+    expect(l2.cache('test.value', build)).toBe(v);
+    expect(builds).toBe(1);
+    // another project has its own
+    const lb = reg.acquire('b');
+    expect(lb.cache('test.value', build)).not.toBe(v);
+    expect(builds).toBe(2);
+    l1.release();
+    l2.release();
+    lb.release();
+    advance(2000);
+    reg.closeIdle();
+    expect(reg.isOpen('a')).toBe(false);
+    const l3 = reg.acquire('a');
+    const v3 = l3.cache('test.value', build);
+    expect(v3).not.toBe(v);
+    expect(v3).toEqual({ n: 3 });
+    expect(l3.cache('test.value', build)).toBe(v3);
+    expect(builds).toBe(3);
+    l3.release();
+    reg.closeAll();
+  });
+
   it('PLATFORM_EDGE_DURABILITY=full opens projects with synchronous=FULL (2)', () => {
     const { reg } = setup({ env: { PLATFORM_EDGE_DURABILITY: 'full' } });
     const l = reg.acquire('a');

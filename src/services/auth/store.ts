@@ -213,12 +213,12 @@ export const deleteProfile = (p: ProjectLease, id: string): void => {
 
 export const addProfileColumn = (p: ProjectLease, name: string, type: FieldType): void => {
   p.db.exec(`ALTER TABLE profiles ADD COLUMN ${quoteIdent(name)} ${SQL_TYPE[type]}`);
-  schemaChanged(p.db);
+  schemaChanged(p);
 };
 
 export const dropProfileColumn = (p: ProjectLease, name: string): void => {
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
-  schemaChanged(p.db);
+  schemaChanged(p);
 };
 
 export function profileValues(p: ProjectLease, column: string): { id: string; v: unknown }[] {
@@ -239,7 +239,7 @@ export function retypeProfileColumn(p: ProjectLease, name: string, type: FieldTy
   for (const r of values) set.run(r.v, r.id);
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
   p.db.exec(`ALTER TABLE profiles RENAME COLUMN ${quoteIdent(tmp)} TO ${quoteIdent(name)}`);
-  schemaChanged(p.db);
+  schemaChanged(p);
 }
 
 // --- user fields and roles

@@ -46,7 +46,9 @@ interface SchemaCache {
   version: number;
   tables: Map<string, ColumnType[] | null>;
 }
-const schemas = new WeakMap<Database.Database, SchemaCache>();
+/** Per open connection (`lease.cache`): table columns at one schema version. */
+const SCHEMAS = 'query.schemas';
+const newSchemas = (): SchemaCache => ({ version: Number.NaN, tables: new Map() });
 
 /**
  * Raw Postgres-style SQL for `POST /db/query` (and `db.query` over JSON-RPC): translated
@@ -289,10 +291,10 @@ export class QueryService {
 
   /** A table's columns with their Postgres types (declared type, overridden by the rows API's catalog). */
   #columns(lease: ProjectLease, version: number, physical: string): ColumnType[] | null {
-    let c = schemas.get(lease.db);
-    if (!c || c.version !== version) {
-      c = { version, tables: new Map() };
-      schemas.set(lease.db, c);
+    const c = lease.cache(SCHEMAS, newSchemas);
+    if (c.version !== version) {
+      c.version = version;
+      c.tables = new Map();
     }
     if (c.tables.has(physical)) return c.tables.get(physical)!;
     const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number }>;
@@ -351,16 +353,22 @@ class CallerAuth implements AuthValues {
 }
 
 /** The translation cache key of a project at a schema version (kept: built once per version, not per request). */
-const keys = new WeakMap<Database.Database, { version: number; key: string }>();
+const KEYS = 'query.keys';
+const newKey = (): { version: number; key: string } => ({ version: Number.NaN, key: '' });
 function translationKey(lease: ProjectLease, version: number): string {
-  let k = keys.get(lease.db);
-  if (k === undefined || k.version !== version) keys.set(lease.db, (k = { version, key: `${lease.projectId}:${version}` }));
+  const k = lease.cache(KEYS, newKey);
+  if (k.version !== version) {
+    k.version = version;
+    k.key = `${lease.projectId}:${version}`;
+  }
   return k.key;
 }
 
 const ticked = new WeakSet<Database.Database>();
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
-const plans = new WeakMap<Database.Database, Lru<string, boolean>>();
+/** Per open connection (`lease.cache`): whether a (version, SQL) is a proven point lookup. */
+const PLANS = 'query.plans';
+const newPlans = (): Lru<string, boolean> => new Lru(500);
 /** A point lookup's statement, kept per bound translation (false: not a point lookup). */
 interface InlinePlan {
   db: Database.Database;
@@ -387,7 +395,7 @@ function inline(lease: ProjectLease, version: number, sql: string, params: unkno
       registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
       ticked.add(db);
     }
-    if (!decide(db, version, sql, params)) {
+    if (!decide(lease, version, sql, params)) {
       if (host) hostPlans.set(host, false);
       return null;
     }
@@ -408,12 +416,9 @@ function inline(lease: ProjectLease, version: number, sql: string, params: unkno
   return { columns: plan.columns, rows, changes: rows.length, reader: true };
 }
 
-function decide(db: Database.Database, version: number, sql: string, params: unknown[]): boolean {
-  let cache = plans.get(db);
-  if (!cache) {
-    cache = new Lru(500);
-    plans.set(db, cache);
-  }
+function decide(lease: ProjectLease, version: number, sql: string, params: unknown[]): boolean {
+  const db = lease.db;
+  const cache = lease.cache(PLANS, newPlans);
   const key = `${version}\0${sql}`;
   let ok = cache.get(key);
   if (ok === undefined) {

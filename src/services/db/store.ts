@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import { schemaChanged, schemaVersion } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
@@ -34,21 +33,19 @@ interface PragmaCol {
  */
 interface Catalog {
   schemaVersion: number;
-  tables: Map<string, TableInfo>;
+  /** Null: not loaded, or dropped. */
+  tables: Map<string, TableInfo> | null;
 }
-const catalogs = new WeakMap<Database.Database, Catalog>();
+const CATALOG = 'store.catalog';
+const newCatalog = (): Catalog => ({ schemaVersion: -1, tables: null });
 
 export const PROFILES = 'profiles';
 
-const runners = new WeakMap<Database.Database, (fn: () => void) => void>();
-/** Runs `fn` in one transaction; the better-sqlite3 wrapper is built once per handle. */
+const RUNNER = 'store.runner';
+const newRunner = (lease: ProjectLease): ((fn: () => void) => void) => lease.db.transaction((f: () => void) => f());
+/** Runs `fn` in one transaction; the better-sqlite3 wrapper is built once per open connection. */
 export function inTransaction(lease: ProjectLease, fn: () => void): void {
-  let run = runners.get(lease.db);
-  if (!run) {
-    run = lease.db.transaction((f: () => void) => f());
-    runners.set(lease.db, run);
-  }
-  run(fn);
+  lease.cache(RUNNER, newRunner)(fn);
 }
 const SQL_TYPE: Record<ColumnType, string> = {
   text: 'TEXT',
@@ -66,8 +63,8 @@ export const catalogStore = {
   /** The catalog of the lease's project, reloaded when the schema changed. */
   tables(lease: ProjectLease, compile: (def: TableDef, rls: RlsState) => RlsState, fresh = false): Map<string, TableInfo> {
     const sv = schemaVersion(lease, fresh);
-    const cached = catalogs.get(lease.db);
-    if (cached && cached.schemaVersion === sv) return cached.tables;
+    const cached = lease.cache(CATALOG, newCatalog);
+    if (cached.tables && cached.schemaVersion === sv) return cached.tables;
     const tables = new Map<string, TableInfo>();
     const rls = new Map<string, RlsRow>();
     for (const r of lease.stmt('SELECT tbl, enabled, policies, compiled, version FROM "_svc_meta.rls"').all() as RlsRow[]) {
@@ -82,14 +79,15 @@ export const catalogStore = {
     }
     const profiles = profilesDef(lease);
     if (profiles) tables.set(PROFILES, info(profiles, loadRls(lease, profiles, rls.get(PROFILES), compile), true));
-    catalogs.set(lease.db, { schemaVersion: sv, tables });
+    cached.schemaVersion = sv;
+    cached.tables = tables;
     return tables;
   },
 
   /** Forgets the cached catalog (after RLS writes, which do not change the schema version). */
   invalidate(lease: ProjectLease): void {
-    catalogs.delete(lease.db);
-    schemaChanged(lease.db);
+    lease.cache(CATALOG, newCatalog).tables = null;
+    schemaChanged(lease);
   },
 
   /** Creates the table, its indexes and its catalog row in one transaction. */
@@ -101,8 +99,8 @@ export const catalogStore = {
         .stmt('INSERT INTO "_svc_meta.tables" (name, kind, def, created_at) VALUES (?, ?, ?, ?)')
         .run(def.name, def.kind, JSON.stringify({ columns: def.columns, indexes: def.indexes }), def.created_at);
     })();
-    catalogs.delete(lease.db);
-    schemaChanged(lease.db);
+    lease.cache(CATALOG, newCatalog).tables = null;
+    schemaChanged(lease);
   },
 
   drop(lease: ProjectLease, name: string): void {
@@ -111,8 +109,8 @@ export const catalogStore = {
       lease.stmt('DELETE FROM "_svc_meta.tables" WHERE name = ?').run(name);
       lease.stmt('DELETE FROM "_svc_meta.rls" WHERE tbl = ?').run(name);
     })();
-    catalogs.delete(lease.db);
-    schemaChanged(lease.db);
+    lease.cache(CATALOG, newCatalog).tables = null;
+    schemaChanged(lease);
   },
 
   /**
@@ -148,7 +146,7 @@ export const catalogStore = {
            compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`,
       )
       .run(table, enabled ? 1 : 0, JSON.stringify(policies), JSON.stringify(compiled), at);
-    catalogs.delete(lease.db);
+    lease.cache(CATALOG, newCatalog).tables = null;
   },
 };
 
