@@ -1,38 +1,24 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
-import type { CredentialCache, ResolvedKey } from '../control/keys.js';
+import type { CredentialCache } from '../control/keys.js';
 import type { EventBus } from '../events/bus.js';
-import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
+import type { ProjectRegistry } from '../project/registry.js';
+import { authenticate, type AuthDeps, type BearerVerifier } from './authenticate.js';
 import { ClientIp } from './client-ip.js';
 import { corsHeaders, preflight } from './cors.js';
-import { EdgeError, notFound, payloadTooLarge, toHttp, unauthorized, methodNotAllowed } from './errors.js';
+import { EdgeError, notFound, payloadTooLarge, toHttp, methodNotAllowed } from './errors.js';
+import { Ctx, emptyStream, HandlerReq, type DispatchState } from './handler-context.js';
 import { parseJsonBody } from './json-body.js';
+import { holdLease, holdLeaseWs } from './lease-hold.js';
+import { clientGone, nextTurn } from './next-turn.js';
 import { RateLimiter, type LimitCheck } from './rate-limit.js';
+import { geoOf, type RequestRecord } from './request-record.js';
+import { decodeParams, pathSegments } from './request-path.js';
 import { newRequestId } from './request-id.js';
-import type { AuthContext, EdgeRequest, EdgeResponse, HandlerRequest, RateLimitRule, RouteDef, Scope, UserClaims, WsHandlers } from './route.js';
-import { SCOPES } from './route.js';
+import type { AuthContext, EdgeRequest, EdgeResponse, RateLimitRule, RouteDef } from './route.js';
 import { Router, split } from './router.js';
+import { StorageFullLog } from './storage-full-log.js';
 import { TopicHub } from './ws-topics.js';
-import { requireScope } from './scopes.js';
-
-/** Verifies a user access token (`lca_…`) for a project; filled by the auth service. */
-export type BearerVerifier = (projectId: string, token: string) => UserClaims | Promise<UserClaims>;
-
-export interface Geo {
-  lat: number | null;
-  lon: number | null;
-  country: string | null;
-}
-
-/** What the pipeline reports about each answered request (live log, public traffic). */
-export interface RequestRecord {
-  projectId: string | null;
-  method: string;
-  route: string;
-  status: number;
-  durationMs: number;
-  geo: Geo | null;
-}
 
 export interface PipelineDeps {
   config: Config;
@@ -49,27 +35,11 @@ export interface PipelineDeps {
   topics?: TopicHub;
 }
 
-interface DispatchState {
-  readonly t0: number;
-  readonly requestId: string;
-  route: RouteDef | null;
-  projectId: string | null;
-  lease: ProjectLease | null;
-  /** The `RateLimit-*` headers of a rate-limited route, sent with its answer (errors included). */
-  limit: Record<string, string> | null;
-}
-
-const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
-const EMPTY_QUERY = new URLSearchParams();
 const UNMATCHED = '(unmatched)';
 /** The body a route that reads none accepts (and ignores), bytes; past it, 413 (docs/api.md "Request bodies"). */
 export const NO_BODY_LIMIT = 1024;
 /** The path and query string together, characters at most; past it, 414 (docs/api.md "Limits of a request"). */
 export const MAX_URL_LENGTH = 16 * 1024;
-
-/** Why a request that waited for its turn did not run: its client had closed the connection (never sent). */
-const clientGone = (): EdgeError => new EdgeError('invalid_request', 'the client closed the connection before the request ran');
-
 
 /**
  * The socket-free core: `dispatch(EdgeRequest) → EdgeResponse` (STYLE.md 3.2).
@@ -84,10 +54,11 @@ export class Pipeline {
   readonly #clientIp: ClientIp;
   /** One limiter for every route with a `rateLimit`; each rule names its own window. */
   readonly #limiter: RateLimiter;
-  #bearer: BearerVerifier | null = null;
+  /** What authenticate() consults; the bearer verifier is set later (setBearerVerifier). */
+  readonly #auth: AuthDeps;
   #lastLimit: { method: string; path: string; limit: number; stream: boolean } | null = null;
-  #fullLoggedAt = -Infinity;
-  #fullSuppressed = 0;
+  /** The operator's storage-full line, rate-limited across requests. */
+  readonly #fullLog: StorageFullLog;
   /** Routes whose handler may wait: async handlers, `awaits: true`, and any seen returning a promise. */
   readonly #awaiting = new WeakSet<RouteDef>();
   readonly topics: TopicHub;
@@ -101,10 +72,12 @@ export class Pipeline {
     this.#geoNames = [...g.lat, ...g.lon, ...g.country];
     this.#clientIp = new ClientIp(deps.config.trustedProxies, deps.config.clientIpHeader);
     this.#limiter = new RateLimiter(deps.config.rateLimit, deps.now);
+    this.#auth = { credentials: deps.credentials, projectExists: deps.projectExists, bearer: null };
+    this.#fullLog = new StorageFullLog((msg, err) => this.#d.logError?.(msg, err));
   }
 
   setBearerVerifier(v: BearerVerifier): void {
-    this.#bearer = v;
+    this.#auth.bearer = v;
   }
 
   /** The body limit for a request, known before its body is read (so oversize bodies are never buffered). */
@@ -190,7 +163,7 @@ export class Pipeline {
 
   #authorized(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>): EdgeResponse | Promise<EdgeResponse> {
     if (route.auth === 'none') return this.#handle(req, st, route, params, null);
-    const auth = this.#authenticate(req, route);
+    const auth = authenticate(this.#auth, req, route);
     if (auth instanceof Promise) {
       return auth.then((a) => {
         if (req.signal.aborted) throw clientGone();
@@ -248,30 +221,8 @@ export class Pipeline {
       // note: an internal error answers without the RateLimit-* headers (as auth's own limiter did).
       st.limit = null;
       this.#d.logError?.(`request ${st.requestId} failed`, h.internal);
-    } else if (h.status === 507) this.#logFull(err, st);
+    } else if (h.status === 507) this.#fullLog.report(err, st.projectId, st.requestId);
     return { status: h.status, headers: h.headers, json: h.body };
-  }
-
-  /**
-   * One line for the operator when a write meets a full disk or a project's size cap (at most
-   * one per 10 s, with how many more were refused meanwhile), never naming the body.
-   */
-  #logFull(err: unknown, st: DispatchState): void {
-    const now = performance.now();
-    if (now - this.#fullLoggedAt < 10_000) {
-      this.#fullSuppressed++;
-      return;
-    }
-    const cause = (err instanceof EdgeError ? err.cause : err) as { code?: unknown } | undefined;
-    const code = typeof cause?.code === 'string' ? cause.code : 'SQLITE_FULL';
-    const more = this.#fullSuppressed > 0 ? ` (${this.#fullSuppressed} more since the last report)` : '';
-    this.#fullLoggedAt = now;
-    this.#fullSuppressed = 0;
-    this.#d.logError?.(
-      `storage full: a write to project ${st.projectId ?? '(none)'} failed with ${code} (request ${st.requestId}${more}); ` +
-        'free disk space in the data folder or raise PLATFORM_EDGE_MAX_PROJECT_DB_BYTES; writes answer 507 until then',
-      undefined,
-    );
   }
 
   #finish(req: EdgeRequest, st: DispatchState, res: EdgeResponse): EdgeResponse {
@@ -312,292 +263,4 @@ export class Pipeline {
     }
     return res;
   }
-
-  #authenticate(req: EdgeRequest, route: RouteDef): AuthContext | Promise<AuthContext> {
-    const { credentials } = this.#d;
-    let authz = req.headers.authorization;
-    let keyHeader = req.headers['x-service-key'];
-    let projectHeader = req.headers['x-service-project'];
-    const fromQuery = route.credentials === 'query';
-    if (fromQuery && req.rawQuery !== '') {
-      // note: only routes that opt in read credentials from the query string (EventSource cannot
-      // send headers); a header, when sent, wins. Elsewhere these parameters are ignored.
-      const q = new URLSearchParams(req.rawQuery);
-      keyHeader ??= q.get('apikey') ?? undefined;
-      if (authz === undefined) {
-        const token = q.get('access_token');
-        if (token !== null) authz = `Bearer ${token}`;
-      }
-      projectHeader ??= q.get('project') ?? undefined;
-    }
-    const bearer = authz !== undefined && /^bearer /i.test(authz) ? authz.slice(7).trim() : null;
-    let auth: AuthContext;
-    if (route.auth === 'operator' || (keyHeader === undefined && bearer?.startsWith('lcd_'))) {
-      const op = bearer?.startsWith('lcd_') ? credentials.operator(bearer) : null;
-      if (!op) throw unauthorized('missing or invalid operator session');
-      const projectId = projectHeader ?? '';
-      if (route.auth !== 'operator' && !this.#d.projectExists(projectId)) {
-        throw unauthorized(fromQuery ? 'X-Service-Project (or ?project=) must name an existing project' : 'X-Service-Project must name an existing project');
-      }
-      auth = {
-        projectId,
-        keyId: null,
-        scopes: ALL_SCOPES,
-        role: 'service_role',
-        operator: { id: op.id, email: op.email },
-        user: null,
-      };
-      return auth;
-    }
-    if (keyHeader === undefined || keyHeader === '') {
-      throw unauthorized(fromQuery ? 'missing X-Service-Key header (or apikey query parameter)' : 'missing X-Service-Key header');
-    }
-    const key = credentials.key(keyHeader);
-    if (!key) throw unauthorized('invalid API key');
-    if (route.scope !== undefined) requireScope(key.scopes, route.scope);
-    // note: only routes that use a user verify the token, so a stale Authorization header
-    // cannot break key-only calls such as POST /auth/refresh.
-    if (route.auth !== 'key' && authz !== undefined && authz !== '') {
-      if (bearer !== null && bearer.startsWith('lca_')) {
-        if (!this.#bearer) throw unauthorized('access tokens are not accepted here');
-        const user = this.#bearer(key.projectId, bearer);
-        return user instanceof Promise ? user.then((u) => keyAuth(key, u)) : keyAuth(key, user);
-      }
-      // note: a header that names no user (`Bearer abc`, an API key as the bearer, a bare token,
-      // `Basic …`) is refused rather than served as anonymous; an operator session sent with a
-      // key is the one exception (the key wins, see docs/api.md).
-      if (bearer === null || !bearer.startsWith('lcd_')) {
-        throw unauthorized('malformed Authorization header: expected "Bearer <access token>" (lca_…)');
-      }
-    }
-    if (route.auth === 'bearer') throw unauthorized('this request needs Authorization: Bearer <access token>');
-    return keyAuth(key, null);
-  }
-}
-
-/** The auth context of an API key, with the user its Bearer token names (if any). */
-function keyAuth(key: ResolvedKey, user: UserClaims | null): AuthContext {
-  return {
-    projectId: key.projectId,
-    keyId: key.id,
-    scopes: key.scopes,
-    role: key.role === 'service_role' ? 'service_role' : (user?.role ?? 'anon'),
-    operator: null,
-    user,
-  };
-}
-
-/** What a handler receives; a class so V8 keeps it fast (no literal getters). */
-class HandlerReq implements HandlerRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly rawQuery: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer | null;
-  readonly bodyTooLarge: boolean | undefined;
-  stream: AsyncIterable<Uint8Array> | null;
-  #query: URLSearchParams | null = null;
-  readonly #req: EdgeRequest;
-  readonly #clientIp: ClientIp;
-
-  constructor(
-    req: EdgeRequest,
-    readonly params: Readonly<Record<string, string>>,
-    readonly json: unknown,
-    clientIp: ClientIp,
-  ) {
-    this.#req = req;
-    this.#clientIp = clientIp;
-    this.method = req.method;
-    this.path = req.path;
-    this.rawQuery = req.rawQuery;
-    this.headers = req.headers;
-    this.body = req.body;
-    this.bodyTooLarge = req.bodyTooLarge;
-    this.stream = req.stream ?? null;
-  }
-
-  /** The client's address (behind a trusted proxy: the one it forwards; see client-ip.ts). */
-  get ip(): string {
-    return this.#clientIp.of(this.#req.ip, this.headers);
-  }
-
-  get signal(): AbortSignal {
-    return this.#req.signal;
-  }
-
-  get query(): URLSearchParams {
-    return (this.#query ??= this.rawQuery ? new URLSearchParams(this.rawQuery) : EMPTY_QUERY);
-  }
-}
-
-/** The handler context; the project lease is taken on first use and released by the pipeline. */
-class Ctx {
-  readonly config: Config;
-  readonly bus: EventBus;
-  readonly requestId: string;
-  readonly user: UserClaims | null;
-  readonly operator: AuthContext['operator'];
-  readonly #deps: PipelineDeps;
-  readonly #st: DispatchState;
-  readonly #req: EdgeRequest;
-
-  constructor(
-    deps: PipelineDeps,
-    st: DispatchState,
-    readonly auth: AuthContext | null,
-    req: EdgeRequest,
-  ) {
-    this.#deps = deps;
-    this.#st = st;
-    this.#req = req;
-    this.config = deps.config;
-    this.bus = deps.bus;
-    this.requestId = st.requestId;
-    this.user = auth?.user ?? null;
-    this.operator = auth?.operator ?? null;
-  }
-
-  get project(): ProjectLease {
-    if (!this.auth) throw new Error('route without auth has no project');
-    return (this.#st.lease ??= this.#deps.projects.acquire(this.auth.projectId));
-  }
-
-  later(): Promise<void> {
-    return nextTurn(this.#req);
-  }
-}
-
-let deferred: (() => void)[] = [];
-const runDeferred = (): void => {
-  const batch = deferred;
-  deferred = [];
-  for (const go of batch) go();
-};
-
-/**
- * Resolves on the next check phase of the event loop (one setImmediate for every request
- * waiting), or rejects if the request's client has gone by then: the uWS backend closes a
- * connection on which another request arrives while one is pending, so a request pipelined
- * behind this one in the same read means this one will never be answered, and must not run
- * (docs/api.md, "HTTP/1.1 pipelining").
- */
-function nextTurn(req: EdgeRequest): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (deferred.length === 0) setImmediate(runDeferred);
-    deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
-  });
-}
-
-async function* emptyStream(): AsyncGenerator<Uint8Array> {}
-
-/** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */
-function pathSegments(path: string): string[] {
-  const segs = split(path);
-  for (const s of segs) {
-    const d = s.includes('%') ? safeDecode(s) : s;
-    if (d === '.' || d === '..' || d.includes('\0') || (d !== s && (d.includes('/') || d.includes('\\')))) {
-      throw new EdgeError('invalid_request', 'the path contains a forbidden segment');
-    }
-  }
-  return segs;
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw new EdgeError('invalid_request', 'malformed percent-encoding in the path');
-  }
-}
-
-function decodeParams(p: Record<string, string>): Record<string, string> {
-  for (const k in p) {
-    const v = p[k]!;
-    if (v.includes('%')) {
-      try {
-        p[k] = decodeURIComponent(v);
-      } catch {
-        throw new EdgeError('invalid_request', `malformed percent-encoding in path parameter "${k}"`);
-      }
-    }
-  }
-  return p;
-}
-
-/** Keeps the project lease until an SSE stream closes (STYLE.md 3.5). */
-function holdLease(res: EdgeResponse, lease: ProjectLease): EdgeResponse {
-  const source = res.sse!;
-  return {
-    ...res,
-    sse: (ch) => {
-      const cleanup = source(ch);
-      return () => {
-        try {
-          cleanup?.();
-        } finally {
-          lease.release();
-        }
-      };
-    },
-  };
-}
-
-/** Keeps the project lease until the socket closes, or the upgrade is abandoned. */
-function holdLeaseWs(ws: WsHandlers, lease: ProjectLease): WsHandlers {
-  let held = true;
-  const release = (): void => {
-    if (held) lease.release();
-    held = false;
-  };
-  return {
-    open: ws.open?.bind(ws),
-    message: ws.message?.bind(ws),
-    drain: ws.drain?.bind(ws),
-    close: (sock, code, reason) => {
-      try {
-        ws.close?.(sock, code, reason);
-      } finally {
-        release();
-      }
-    },
-    abort: () => {
-      try {
-        ws.abort?.();
-      } finally {
-        release();
-      }
-    },
-  };
-}
-
-function firstHeader(headers: Readonly<Record<string, string>>, names: readonly string[]): string | undefined {
-  for (const n of names) {
-    const v = headers[n];
-    if (v !== undefined && v !== '') return v;
-  }
-  return undefined;
-}
-
-/** The visitor's location from the fronting proxy's headers, rounded to 0.1° (about 11 km). */
-function geoOf(config: Config, headers: Readonly<Record<string, string>>, names: readonly string[]): Geo | null {
-  // note: most requests carry no geo header; one pass over the names answers those cheaply.
-  let any = false;
-  for (const n of names) if (headers[n] !== undefined) any = true;
-  if (!any) return null;
-  const rawLat = firstHeader(headers, config.geoHeaders.lat);
-  const rawLon = firstHeader(headers, config.geoHeaders.lon);
-  const country = firstHeader(headers, config.geoHeaders.country);
-  const lat = Number(rawLat);
-  const lon = Number(rawLon);
-  const okLat = rawLat !== undefined && Number.isFinite(lat) && Math.abs(lat) <= 90;
-  const okLon = rawLon !== undefined && Number.isFinite(lon) && Math.abs(lon) <= 180;
-  const okCountry = country !== undefined && /^[A-Za-z]{2}$/.test(country);
-  if (!okLat && !okLon && !okCountry) return null;
-  const round = (x: number): number => Math.round(x * 10) / 10;
-  return {
-    lat: okLat && okLon ? round(lat) : null,
-    lon: okLat && okLon ? round(lon) : null,
-    country: okCountry ? country.toUpperCase() : null,
-  };
 }

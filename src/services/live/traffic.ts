@@ -1,4 +1,4 @@
-import type { Geo } from '../../edge/pipeline.js';
+import type { Geo } from '../../edge/request-record.js';
 import { isoAt } from '../../clock.js';
 import type { TrafficHit } from './types.js';
 
