@@ -19,7 +19,7 @@ const LOW_WATER = 256 * 1024;
 export class BodyStream implements AsyncIterable<Uint8Array> {
   readonly #limit: number;
   readonly #flow: FlowControl;
-  /** Wakes the consumer later than the push (uWS: never inside its data callback, see uws-adapter.ts). */
+  /** Wakes the consumer later than the push (uWS: never inside its data callback, see uws-body.ts). */
   readonly #defer: boolean;
   readonly #queue: Buffer[] = [];
   #head = 0;
