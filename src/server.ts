@@ -83,7 +83,15 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  const routes: RouteDef[] = [...healthRoutes(config.version, startedAt), ...liveRoutes(live, traffic, topics), ...adminRoutes(operators, control), ...authRoutes(auth, config.rateLimit), ...dbRoutes(db), ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db))];
+  // One line per service: each service's routes (docs/architecture.md "Adding a service").
+  const routes: RouteDef[] = [
+    ...healthRoutes(config.version, startedAt),
+    ...liveRoutes(live, traffic, topics),
+    ...adminRoutes(operators, control),
+    ...authRoutes(auth, config.rateLimit),
+    ...dbRoutes(db),
+    ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+  ];
   const pipeline = new Pipeline({
     config,
     routes,
