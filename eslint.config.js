@@ -70,7 +70,7 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              group: ['**/services/**', '**/http/**', '**/edge/**', '!**/edge/errors.js', '**/cli/**', '**/server.js', '**/control/**', '**/events/**', '**/project/**', '**/sql/**'],
+              group: ['**/services/**', '**/http/**', '**/edge/**', '!**/core/errors.js', '**/cli/**', '**/server.js', '**/control/**', '**/events/**', '**/project/**', '**/sql/**'],
               message: 'src/net/ is a low layer: it imports only errors, config and version.',
             },
           ],

@@ -1,4 +1,4 @@
-import { SCOPES } from '../edge/route.js';
+import { SCOPES } from '../core/auth-context.js';
 import { UsageError, noExtra, parse, print, str, table, type Io } from './args.js';
 import type { KeyRecord } from '../control/control-store.js';
 import { openAdmin } from './context.js';

@@ -1,4 +1,4 @@
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { UsageError, type Io } from './args.js';
 import { keyCommand } from './key.js';
 import { operatorCommand } from './operator.js';

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { schemaDir } from '../paths.js';
 import { loadMigrations, migrate } from '../project/migrate.js';
 import { applyPragmas } from '../project/pragmas.js';
-import { PUBLISHABLE_SCOPES, SCOPES, type Scope } from '../edge/route.js';
+import { PUBLISHABLE_SCOPES, SCOPES, type Scope } from '../core/auth-context.js';
 import { randomBase62, sha256Hex } from './random.js';
 import type { Sealer } from './seal.js';
 

@@ -1,4 +1,4 @@
-import type { Scope } from '../edge/route.js';
+import type { Scope } from '../core/auth-context.js';
 import type { ControlStore, KeyWithHash, OperatorSession } from './control-store.js';
 import { digestEquals, sha256Hex } from './random.js';
 

@@ -1,5 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
-import { EdgeError, conflict, invalidField } from '../edge/errors.js';
+import { EdgeError, conflict, invalidField } from '../core/errors.js';
 import type { ControlStore } from './control-store.js';
 
 export const OPERATOR_SESSION_MS = 7 * 24 * 3600_000;

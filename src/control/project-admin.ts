@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { SCOPES, type Scope } from '../edge/route.js';
-import { invalidField, notFound } from '../edge/errors.js';
+import { SCOPES, type Scope } from '../core/auth-context.js';
+import { invalidField, notFound } from '../core/errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { ProjectRegistry } from '../project/registry.js';
 import type { ControlStore, KeyRecord, Project } from './control-store.js';

@@ -1,7 +1,8 @@
 import type { CredentialCache, ResolvedKey } from '../control/keys.js';
-import { unauthorized } from './errors.js';
-import type { AuthContext, EdgeRequest, RouteDef, Scope, UserClaims } from './route.js';
-import { SCOPES } from './route.js';
+import { unauthorized } from '../core/errors.js';
+import type { EdgeRequest, RouteDef } from './route.js';
+import type { AuthContext, Scope, UserClaims } from '../core/auth-context.js';
+import { SCOPES } from '../core/auth-context.js';
 import { requireScope } from './scopes.js';
 
 /** Verifies a user access token (`lca_…`) for a project; filled by the auth service. */

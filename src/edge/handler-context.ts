@@ -3,7 +3,8 @@ import type { EventBus } from '../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../project/registry.js';
 import type { ClientIp } from './client-ip.js';
 import { nextTurn } from './next-turn.js';
-import type { AuthContext, EdgeRequest, HandlerRequest, RouteDef, UserClaims } from './route.js';
+import type { EdgeRequest, HandlerRequest, RouteDef } from './route.js';
+import type { AuthContext, UserClaims } from '../core/auth-context.js';
 
 /** One request's state while the pipeline answers it (the handler context holds its lease). */
 export interface DispatchState {

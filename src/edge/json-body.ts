@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { EdgeError, invalidBody, payloadTooLarge } from './errors.js';
+import { EdgeError, invalidBody, payloadTooLarge } from '../core/errors.js';
 import type { EdgeRequest } from './route.js';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -1,4 +1,4 @@
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../core/errors.js';
 import type { EdgeRequest } from './route.js';
 
 /** Why a request that waited for its turn did not run: its client had closed the connection (never sent). */

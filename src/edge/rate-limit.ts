@@ -1,5 +1,5 @@
 import type { RateLimitConfig } from '../config.js';
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../core/errors.js';
 
 interface Window {
   count: number;

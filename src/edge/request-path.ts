@@ -1,4 +1,4 @@
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../core/errors.js';
 import { split } from './router.js';
 
 /** Splits and validates the path: no `.`/`..` segments (path traversal), no NUL. */

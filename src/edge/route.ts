@@ -2,30 +2,10 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { EventBus } from '../events/bus.js';
 import type { ProjectLease } from '../project/registry.js';
+import type { AuthContext, Operator, Scope, UserClaims } from '../core/auth-context.js';
 
-/** Scopes an API key can carry (DESIGN.md §5, contract "Authentication" 8). */
-export const SCOPES = [
-  'data:read',
-  'data:write',
-  'storage:read',
-  'storage:write',
-  'realtime:subscribe',
-  'functions:invoke',
-  'notifications:send',
-  'auth:admin',
-] as const;
-export type Scope = (typeof SCOPES)[number];
 /** A route's scope: one scope, or any one of a list (its operations then check their own, see scopes.ts). */
 export type ScopeRule = Scope | readonly Scope[];
-
-export const PUBLISHABLE_SCOPES: readonly Scope[] = [
-  'data:read',
-  'data:write',
-  'storage:read',
-  'storage:write',
-  'realtime:subscribe',
-  'functions:invoke',
-];
 
 /**
  * How a route authenticates:
@@ -67,30 +47,6 @@ export interface RateLimitRule {
   readonly perField?: { readonly field: string; readonly limit: number };
   /** The window, seconds. */
   readonly windowS: number;
-}
-
-/** Claims of a verified user access token. */
-export interface UserClaims {
-  readonly id: string;
-  readonly role: string;
-  readonly sessionId: string;
-  readonly aal: string;
-  readonly claims: Readonly<Record<string, unknown>>;
-}
-
-export interface Operator {
-  readonly id: string;
-  readonly email: string;
-}
-
-export interface AuthContext {
-  readonly projectId: string;
-  readonly keyId: string | null;
-  readonly scopes: ReadonlySet<Scope>;
-  /** `service_role` bypasses RLS; otherwise the user's role or `anon`. */
-  readonly role: string;
-  readonly operator: Operator | null;
-  readonly user: UserClaims | null;
 }
 
 export interface EdgeRequest {

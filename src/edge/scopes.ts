@@ -1,5 +1,6 @@
-import { EdgeError, missingScope } from './errors.js';
-import type { Scope, ScopeRule } from './route.js';
+import { EdgeError, missingScope } from '../core/errors.js';
+import type { ScopeRule } from './route.js';
+import type { Scope } from '../core/auth-context.js';
 
 /** Whether a caller's scopes satisfy a rule: the scope itself, or any one of a list. */
 export function holdsScope(scopes: ReadonlySet<Scope>, rule: ScopeRule): boolean {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../core/errors.js';
 
 /**
  * One line for the operator when a write meets a full disk or a project's size cap (at most

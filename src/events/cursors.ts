@@ -1,4 +1,4 @@
-import { EdgeError, invalidField, notFound } from '../edge/errors.js';
+import { EdgeError, invalidField, notFound } from '../core/errors.js';
 import type { ProjectLease } from '../project/registry.js';
 import { changeStore, cursorStore, type CursorRow, type LogRow } from './change-store.js';
 import { toChange, type Change } from './change-log.js';

@@ -1,6 +1,6 @@
 import { createReadStream, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { EdgeError, toHttp } from '../edge/errors.js';
+import { EdgeError, toHttp } from '../core/errors.js';
 import type { EdgeResponse, FileBody } from '../edge/route.js';
 
 /** A response body a backend writes as it reads it; `length` known: sent with Content-Length. */

@@ -1,4 +1,4 @@
-import { EdgeError, payloadTooLarge } from '../edge/errors.js';
+import { EdgeError, payloadTooLarge } from '../core/errors.js';
 
 /** How a backend throttles the client: stop and restart reading the socket. */
 export interface FlowControl {

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { BodyStream } from './body-stream.js';
 import { abandon, outgoing } from './body-out.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { EdgeRequest, EdgeResponse, WsHandlers, WsSendStatus, WsSocket } from '../edge/route.js';
 import { listenError } from './listen-error.js';

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Config } from '../config.js';
-import { EdgeError, toHttp } from '../edge/errors.js';
+import { EdgeError, toHttp } from '../core/errors.js';
 import { newRequestId } from '../edge/request-id.js';
 import type { EdgeRequest, EdgeResponse } from '../edge/route.js';
 import type { TopicHub } from '../edge/ws-topics.js';

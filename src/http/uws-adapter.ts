@@ -2,7 +2,7 @@ import type { EdgeRequest } from '../edge/route.js';
 import type { Uws } from './native.js';
 import { listenError, probeListen } from './listen-error.js';
 import type { SseConnection } from './sse.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { INTERNAL, dispatchSafe, errorResponse, failed, type HttpCore, type HttpLimits, type HttpServer } from './types.js';
 import { WS_GOING_AWAY } from './ws.js';
 import { BodyClock, TIMED_OUT, readBody, streamBody } from './uws-body.js';

@@ -1,4 +1,4 @@
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { BodyStream } from './body-stream.js';
 import type { HttpResponse, State, UwsContext, UwsRequest } from './uws-request.js';
 

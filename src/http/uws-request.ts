@@ -1,5 +1,5 @@
 import type { EdgeRequest } from '../edge/route.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import type { BodyStream } from './body-stream.js';
 import type { SseConnection } from './sse.js';
 import type { HttpCore } from './types.js';

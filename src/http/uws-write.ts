@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { EdgeResponse } from '../edge/route.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { abandon, discard, outgoing, type Outgoing } from './body-out.js';
 import { SSE_HEADERS, SseConnection } from './sse.js';
 import { INTERNAL } from './types.js';

@@ -3,7 +3,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import type { Config, OutboundPurpose } from '../config.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { blockedRange, isLoopback } from './address-guard.js';
 
@@ -20,7 +20,7 @@ import { blockedRange, isLoopback } from './address-guard.js';
  * - No redirect is followed unless asked; each hop is checked again as a new URL.
  * - Connect and total timeouts, a cap on the response body.
  *
- * Errors are EdgeErrors (src/edge/errors.ts holds the one error type every layer uses):
+ * Errors are EdgeErrors (src/core/errors.ts holds the one error type every layer uses):
  * 400 `outbound_blocked` (refused by the policy, before any connection), 502
  * `provider_unreachable`, 504 `provider_timeout`, 502 `response_too_large`; `details.reason`
  * says which step failed, for callers that record deliveries.

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Config } from '../config.js';

@@ -1,4 +1,4 @@
-import { invalidField } from '../edge/errors.js';
+import { invalidField } from '../core/errors.js';
 import type { ColumnDef } from '../services/db/types.js';
 
 /**

@@ -1,4 +1,4 @@
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import type { Filter, FilterValue, ListQuery, OrderItem } from '../services/db/filters.js';
 import { isSystemColumn, stampColumns, type ColumnType, type CompiledPolicy, type TableInfo } from '../services/db/types.js';
 import { jsonField, jsonPathLiteral, quoteIdent, quoteLiteral } from './quote.js';

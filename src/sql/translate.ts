@@ -1,5 +1,5 @@
 import type { PolicyParam } from '../services/db/types.js';
-import { EdgeError } from '../edge/errors.js';
+import { EdgeError } from '../core/errors.js';
 import { sqlParser } from './parser.js';
 
 

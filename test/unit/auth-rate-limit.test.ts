@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_LIMIT, loadConfig } from '../../src/config.js';
-import { EdgeError } from '../../src/edge/errors.js';
+import { EdgeError } from '../../src/core/errors.js';
 import { RateLimiter } from '../../src/edge/rate-limit.js';
 import { Revocations } from '../../src/services/auth/revocations.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EdgeError } from '../../src/edge/errors.js';
+import { EdgeError } from '../../src/core/errors.js';
 import { email, fieldDefinitions, fieldValue, password, signupFields } from '../../src/services/auth/validate.js';
 
 const fieldOf = (fn: () => unknown): string | undefined => {

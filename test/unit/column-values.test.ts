@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EdgeError } from '../../src/edge/errors.js';
+import type { EdgeError } from '../../src/core/errors.js';
 import { fromStored, toStored } from '../../src/sql/column-values.js';
 
 const fails = (fn: () => unknown): string => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { loadConfig } from '../../src/config.js';
-import { EdgeError, toHttp } from '../../src/edge/errors.js';
+import { EdgeError, toHttp } from '../../src/core/errors.js';
 import { parseJsonBody } from '../../src/edge/json-body.js';
 import { json, route, type EdgeRequest } from '../../src/edge/route.js';
 import { Router, split } from '../../src/edge/router.js';

@@ -34,7 +34,7 @@ describe('layering of src/net/ (the outbound client)', () => {
   const use = (from: string): string => `import { OutboundClient } from '${from}';\nexport const x = OutboundClient;\n`;
 
   it('may use node:http(s) as a client, errors and config, and no higher layer', async () => {
-    const ok = "import https from 'node:https';\nimport { EdgeError } from '../edge/errors.js';\nimport type { Config } from '../config.js';\nexport const x = [https, EdgeError] as unknown as Config;\n";
+    const ok = "import https from 'node:https';\nimport { EdgeError } from '../core/errors.js';\nimport type { Config } from '../config.js';\nexport const x = [https, EdgeError] as unknown as Config;\n";
     expect(await lint(ok, 'src/net/x.ts')).toEqual([]);
     for (const from of ['../services/db/types.js', '../edge/route.js', '../http/types.js', '../control/keys.js', '../events/bus.js', '../project/registry.js', '../sql/quote.js', '../server.js', '../cli/args.js']) {
       expect(await lint(`import * as m from '${from}';\nexport const x = m;\n`, 'src/net/x.ts')).toContain('no-restricted-imports');

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, type OutboundPurpose } from '../../src/config.js';
-import { EdgeError, statusOf, toHttp } from '../../src/edge/errors.js';
+import { EdgeError, statusOf, toHttp } from '../../src/core/errors.js';
 import { blockedRange } from '../../src/net/address-guard.js';
 import { OutboundClient, type OutboundSettings, type Resolver } from '../../src/net/outbound.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EdgeError } from '../../src/edge/errors.js';
+import { EdgeError } from '../../src/core/errors.js';
 import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
 

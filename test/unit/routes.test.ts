@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { ControlStore } from '../../src/control/control-store.js';
 import { CredentialCache } from '../../src/control/keys.js';
 import { Sealer } from '../../src/control/seal.js';
-import { notFound } from '../../src/edge/errors.js';
+import { notFound } from '../../src/core/errors.js';
 import { Pipeline } from '../../src/edge/pipeline.js';
 import { json, route, type EdgeRequest, type EdgeResponse, type RouteDef } from '../../src/edge/route.js';
 import { Router, split } from '../../src/edge/router.js';

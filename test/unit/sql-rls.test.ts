@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bindPolicy, compilePolicy } from '../../src/sql/rls.js';
-import type { AuthContext } from '../../src/edge/route.js';
+import type { AuthContext } from '../../src/core/auth-context.js';
 import type { TableDef } from '../../src/services/db/types.js';
 
 const doc: TableDef = { name: 'todos', kind: 'document', columns: [], indexes: [], created_at: null };

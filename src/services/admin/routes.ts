@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { json, route, type RouteDef } from '../../edge/route.js';
 import type { Operators } from '../../control/operators.js';
 import type { ControlStore } from '../../control/control-store.js';
-import { invalidBody } from '../../edge/errors.js';
+import { invalidBody } from '../../core/errors.js';
 
 /** Dashboard endpoints: operator login (e-mail + password) and the project list. */
 export function adminRoutes(operators: Operators, control: ControlStore): RouteDef[] {

@@ -1,4 +1,4 @@
-import { invalidField, notFound } from '../../edge/errors.js';
+import { invalidField, notFound } from '../../core/errors.js';
 import type { ProjectLease } from '../../project/registry.js';
 import * as store from './store.js';
 import { toUser, type User } from './types.js';

@@ -1,4 +1,4 @@
-import { conflict } from '../../edge/errors.js';
+import { conflict } from '../../core/errors.js';
 import type { ProjectLease } from '../../project/registry.js';
 import * as store from './store.js';
 import type { FieldType, UserField } from './types.js';

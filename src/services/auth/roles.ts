@@ -1,4 +1,4 @@
-import { conflict, invalidField } from '../../edge/errors.js';
+import { conflict, invalidField } from '../../core/errors.js';
 import type { ProjectLease } from '../../project/registry.js';
 import * as store from './store.js';
 import { BUILT_IN_ROLES, type Role } from './types.js';

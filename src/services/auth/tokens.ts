@@ -1,8 +1,8 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { v7 as uuidv7 } from 'uuid';
-import { EdgeError, unauthorized } from '../../edge/errors.js';
-import type { UserClaims } from '../../edge/route.js';
+import { EdgeError, unauthorized } from '../../core/errors.js';
+import type { UserClaims } from '../../core/auth-context.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { randomBase62, sha256Hex } from '../../control/random.js';
 import type { Sealer } from '../../control/seal.js';

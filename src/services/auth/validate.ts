@@ -1,4 +1,4 @@
-import { EdgeError, invalidField } from '../../edge/errors.js';
+import { EdgeError, invalidField } from '../../core/errors.js';
 import { toStored } from '../../sql/column-values.js';
 import { FIELD_TYPES, type FieldType, type UserField } from './types.js';
 

@@ -1,7 +1,7 @@
 import { jsonValue } from '../../json-text.js';
 import { v7 as uuidv7 } from 'uuid';
-import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
-import type { AuthContext } from '../../edge/route.js';
+import { EdgeError, invalidField, notFound } from '../../core/errors.js';
+import type { AuthContext } from '../../core/auth-context.js';
 import { appendChange, publishChanges, storedImage, type Change } from '../../events/change-log.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';

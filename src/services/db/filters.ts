@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { JSON_KEY } from '../../sql/quote.js';
 
 /** Filter operators of DESIGN.md §6. */

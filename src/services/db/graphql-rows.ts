@@ -1,6 +1,6 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
-import { EdgeError } from '../../edge/errors.js';
-import type { AuthContext } from '../../edge/route.js';
+import { EdgeError } from '../../core/errors.js';
+import type { AuthContext } from '../../core/auth-context.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
 import type { TableInfo } from './types.js';

@@ -16,7 +16,7 @@ import {
   type GraphQLOutputType,
   type ValueNode,
 } from 'graphql';
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';

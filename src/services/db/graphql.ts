@@ -10,8 +10,8 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { normalize } from '../../edge/errors.js';
-import type { AuthContext } from '../../edge/route.js';
+import { normalize } from '../../core/errors.js';
+import type { AuthContext } from '../../core/auth-context.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';

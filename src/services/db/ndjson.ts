@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 
 /**
  * Splits a byte stream into lines (`\n`; a `\r` before it is dropped), decoding UTF-8 strictly.

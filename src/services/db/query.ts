@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { EdgeError, invalidField, normalize } from '../../edge/errors.js';
-import type { AuthContext } from '../../edge/route.js';
+import { EdgeError, invalidField, normalize } from '../../core/errors.js';
+import type { AuthContext } from '../../core/auth-context.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';

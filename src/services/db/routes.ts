@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { parseJsonObject } from '../../edge/json-body.js';
 import { json, noContent, route, type EdgeResponse, type HandlerRequest, type ProjectCtx, type RouteDef } from '../../edge/route.js';
 import type { DbService } from './db.js';

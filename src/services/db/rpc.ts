@@ -1,5 +1,5 @@
-import { EdgeError, normalize } from '../../edge/errors.js';
-import type { AuthContext, Scope } from '../../edge/route.js';
+import { EdgeError, normalize } from '../../core/errors.js';
+import type { AuthContext, Scope } from '../../core/auth-context.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { Admission } from '../../sql/worker/pool.js';

@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { parseJsonBody } from '../../edge/json-body.js';
 import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../edge/route.js';
 import { QueryService } from './query.js';

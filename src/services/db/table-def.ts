@@ -1,4 +1,4 @@
-import { invalidField } from '../../edge/errors.js';
+import { invalidField } from '../../core/errors.js';
 import { JSON_KEY } from '../../sql/quote.js';
 import { toStored } from '../../sql/column-values.js';
 import { COLUMN_TYPES, type ColumnDef, type ColumnType, type IndexDef, type OnDelete, type TableDef, type TableInfo } from './types.js';

@@ -1,4 +1,4 @@
-import { invalidField } from '../../edge/errors.js';
+import { invalidField } from '../../core/errors.js';
 import { json, route, type RouteDef, type WsSocket, type WsTopics } from '../../edge/route.js';
 import type { LiveLog } from './live.js';
 import type { PublicTraffic } from './traffic.js';

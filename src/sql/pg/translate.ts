@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { sqlParser } from '../parser.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type Database from 'better-sqlite3';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
 import { parseWithFallback } from '../pg/parse.js';
 import { FairQueue } from './fair-queue.js';
