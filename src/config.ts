@@ -1,4 +1,4 @@
-import { parseAddressRange } from './edge/client-ip.js';
+import { parseAddressRange } from './core/address-range.js';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { VERSION } from './version.js';

@@ -1,5 +1,5 @@
 import type { AuthContext } from '../core/auth-context.js';
-import { systemColumns, type CompiledPolicy, type PolicyParam, type TableDef } from '../services/db/types.js';
+import { systemColumns, type CompiledPolicy, type PolicyParam, type TableDef } from './table-model.js';
 import { JSON_KEY, jsonPathLiteral, quoteIdent } from './quote.js';
 import { translateExpr, type ExprScope } from './translate.js';
 

@@ -1,4 +1,4 @@
-import type { PolicyParam } from '../services/db/types.js';
+import type { PolicyParam } from './table-model.js';
 import { EdgeError } from '../core/errors.js';
 import { sqlParser } from './parser.js';
 

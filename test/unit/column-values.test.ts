@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EdgeError } from '../../src/core/errors.js';
-import { fromStored, toStored } from '../../src/sql/column-values.js';
+import { fromStored, toStored } from '../../src/services/db/column-values.js';
 
 const fails = (fn: () => unknown): string => {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFilter, parseListQuery } from '../../src/services/db/filters.js';
-import { likeToGlob } from '../../src/sql/list.js';
+import { likeToGlob } from '../../src/services/db/list-query.js';
 
 const q = (s: string) => parseListQuery(new URLSearchParams(s));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseListQuery } from '../../src/services/db/filters.js';
-import type { ColumnDef, TableInfo } from '../../src/services/db/types.js';
-import { buildList } from '../../src/sql/list.js';
+import type { ColumnDef, TableInfo } from '../../src/sql/table-model.js';
+import { buildList } from '../../src/services/db/list-query.js';
 
 const col = (name: string, type: ColumnDef['type']): ColumnDef => ({ name, type, nullable: true, default: null, unique: false, references: null });
 const rls = { enabled: false, policies: {}, compiled: {}, version: 0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bindPolicy, compilePolicy } from '../../src/sql/rls.js';
 import type { AuthContext } from '../../src/core/auth-context.js';
-import type { TableDef } from '../../src/services/db/types.js';
+import type { TableDef } from '../../src/sql/table-model.js';
 
 const doc: TableDef = { name: 'todos', kind: 'document', columns: [], indexes: [], created_at: null };
 const rel: TableDef = {

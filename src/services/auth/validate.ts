@@ -1,5 +1,5 @@
 import { EdgeError, invalidField } from '../../core/errors.js';
-import { toStored } from '../../sql/column-values.js';
+import { toStored } from '../db/column-values.js';
 import { FIELD_TYPES, type FieldType, type UserField } from './types.js';
 
 export const PASSWORD_MIN = 8;

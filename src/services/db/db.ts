@@ -5,13 +5,13 @@ import type { AuthContext } from '../../core/auth-context.js';
 import { appendChange, publishChanges, storedImage, type Change } from '../../events/change-log.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
-import { buildList } from '../../sql/list.js';
+import { buildList } from './list-query.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { parseListQuery } from './filters.js';
 import { catalogStore, inTransaction, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
-import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from './types.js';
-import { checkStrings, fromStored } from '../../sql/column-values.js';
+import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
+import { checkStrings, fromStored } from './column-values.js';
 import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
 

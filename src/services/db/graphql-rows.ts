@@ -3,7 +3,7 @@ import { EdgeError } from '../../core/errors.js';
 import type { AuthContext } from '../../core/auth-context.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
-import type { TableInfo } from './types.js';
+import type { TableInfo } from '../../sql/table-model.js';
 
 /**
  * How the GraphQL resolvers read rows through DbService: the request's context, wire rows

@@ -21,7 +21,7 @@ import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
 import { filters, flat, loader, parsed, readRows, selected, type Ctx, type Row, type Wire } from './graphql-rows.js';
-import type { ColumnType as CatalogType, TableInfo } from './types.js';
+import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model.js';
 
 /**
  * The GraphQL schema of a project, generated from its db catalog and cached per catalog:

@@ -18,7 +18,7 @@ import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
-import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from './types.js';
+import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 
 /** One statement's result on the wire. */

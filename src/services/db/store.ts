@@ -1,8 +1,8 @@
 import { schemaChanged, schemaVersion } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
-import { toStored } from '../../sql/column-values.js';
-import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from './types.js';
+import { toStored } from './column-values.js';
+import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
 

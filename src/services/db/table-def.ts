@@ -1,7 +1,7 @@
 import { invalidField } from '../../core/errors.js';
 import { JSON_KEY } from '../../sql/quote.js';
-import { toStored } from '../../sql/column-values.js';
-import { COLUMN_TYPES, type ColumnDef, type ColumnType, type IndexDef, type OnDelete, type TableDef, type TableInfo } from './types.js';
+import { toStored } from './column-values.js';
+import { COLUMN_TYPES, type ColumnDef, type ColumnType, type IndexDef, type OnDelete, type TableDef, type TableInfo } from '../../sql/table-model.js';
 
 export const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const RESERVED_COLUMNS = new Set(['id', 'data', 'created_at', 'updated_at', 'rowid', 'oid', '_rowid_']);

@@ -1,6 +1,6 @@
 import { EdgeError, invalidField } from '../../core/errors.js';
-import { toStored } from '../../sql/column-values.js';
-import { isSystemColumn, type TableInfo } from './types.js';
+import { toStored } from './column-values.js';
+import { isSystemColumn, type TableInfo } from '../../sql/table-model.js';
 
 /** The `data` object: must be a JSON object. */
 export function dataOf(body: unknown, required = true): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { TableInfo } from './types.js';
+import type { TableInfo } from '../../sql/table-model.js';
 
 /** Wire shapes of table definitions and of the schema graph (docs/api.md "Database"). */
 

@@ -1,7 +1,13 @@
-import { EdgeError } from '../core/errors.js';
-import type { Filter, FilterValue, ListQuery, OrderItem } from '../services/db/filters.js';
-import { isSystemColumn, stampColumns, type ColumnType, type CompiledPolicy, type TableInfo } from '../services/db/types.js';
-import { jsonField, jsonPathLiteral, quoteIdent, quoteLiteral } from './quote.js';
+/*
+ * The rows API's list builder: a parsed `ListQuery` (filters.ts) → one parameterised SELECT
+ * (and its count). Part of the database service's store layer (beside store.ts): db.ts runs what
+ * it builds on the lease, so SQL text stays in a service's store layer and in src/sql/
+ * (docs/architecture.md "Layers").
+ */
+import { EdgeError } from '../../core/errors.js';
+import type { Filter, FilterValue, ListQuery, OrderItem } from './filters.js';
+import { isSystemColumn, stampColumns, type ColumnType, type CompiledPolicy, type TableInfo } from '../../sql/table-model.js';
+import { jsonField, jsonPathLiteral, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 
 /** The SQL of one list request plus its bound values (all values are parameters). */
 export interface ListSql {

@@ -1,5 +1,5 @@
-import { invalidField } from '../core/errors.js';
-import type { ColumnDef } from '../services/db/types.js';
+import { invalidField } from '../../core/errors.js';
+import type { ColumnDef } from '../../sql/table-model.js';
 
 /**
  * Typed conversion between wire (JSON) values and stored SQLite values of typed columns,

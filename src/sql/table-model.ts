@@ -1,4 +1,8 @@
-/** The table model of the database service (DESIGN.md §6, docs/api.md "Database"). */
+/**
+ * The table model (docs/api.md "Database"): tables, columns, indexes and compiled RLS policies.
+ * It lives in src/sql/ because the SQL layer compiles against it (RLS, translation) and the
+ * database service builds on it; it imports nothing, so any layer from src/sql/ up may use it.
+ */
 export const COLUMN_TYPES = ['text', 'int8', 'float8', 'bool', 'timestamptz', 'jsonb', 'uuid', 'bytea'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 export type TableKind = 'document' | 'relational';
