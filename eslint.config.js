@@ -1,14 +1,22 @@
 // ESLint flat config: typescript-eslint's recommended rules, the promise rules of its typed
 // set on src/ and test/ (typed linting through the tsconfig), plus the layering rules of
-// DESIGN.md §3: only src/http/ may import the HTTP libraries (src/net/, the outbound
-// client, node:http(s) as a client), src/http/ never imports a service, and src/net/
-// imports no higher layer and is imported only by services and server.ts.
+// docs/architecture.md "Layers": a module imports only its own layer or a lower one (entry >
+// wiring > services > edge > http > lower > core), only src/http/ may import the HTTP libraries
+// (src/net/, the outbound client, node:http(s) as a client), and src/net/ is imported only by
+// services and server.ts. test/unit/layering.test.ts proves each rule fires.
 import tseslint from 'typescript-eslint';
 
 const HTTP_LIBS = ['uWebSockets.js', 'ws', 'node:http', 'http', 'node:https', 'https', 'node:http2', 'http2'];
-const HTTP_PATHS = HTTP_LIBS.map((name) => ({ name, message: 'Only src/http/ may import HTTP libraries (DESIGN.md §3).' }));
+const HTTP_PATHS = HTTP_LIBS.map((name) => ({ name, message: 'Only src/http/ may import HTTP libraries (docs/architecture.md "Layers").' }));
 // The outbound client (src/net/) is used by services (and wired in server.ts), nothing lower.
 const NO_NET = { group: ['**/net/*'], message: 'Only services and server.ts may use the outbound client (src/net/).' };
+// What sits above the edge (entry, wiring, services): the edge and everything below never import it.
+const ABOVE_EDGE = ['**/services/**', '**/cli/**', '**/server.js', '**/bootstrap.js'];
+// What sits above the lower layers (sql, project, control, events, net): the edge and the HTTP backends too.
+const ABOVE_LOWER = [...ABOVE_EDGE, '**/edge/**', '**/http/**'];
+// The lower layers themselves: src/core/ sits below them and imports none of them.
+const LOWER = ['**/sql/**', '**/project/**', '**/control/**', '**/events/**', '**/net/**'];
+const LOWER_DIRS = ['src/sql/**', 'src/project/**', 'src/control/**', 'src/events/**'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'build/*.mjs', 'coverage/', '.platform-edge/'] },
@@ -53,7 +61,42 @@ export default tseslint.config(
   {
     files: ['src/http/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/services/**'], message: 'src/http/ must not import services.' }, NO_NET] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ABOVE_EDGE, message: 'src/http/ must not import services, the CLI or the wiring.' }, NO_NET] }],
+    },
+  },
+  {
+    files: ['src/edge/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: HTTP_PATHS, patterns: [{ group: ABOVE_EDGE, message: 'src/edge/ must not import services, the CLI or the wiring.' }, NO_NET] },
+      ],
+    },
+  },
+  {
+    // The lower layers: SQL translation and RLS, the project registry, the control plane, the
+    // bus and change log. They may use each other, src/core/ and the base files (config, paths,
+    // clock, version), and nothing above: no edge, HTTP backend, service, CLI or wiring.
+    files: LOWER_DIRS.map((d) => `${d}/*.ts`),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: HTTP_PATHS,
+          patterns: [{ group: ABOVE_LOWER, message: 'A lower layer (sql, project, control, events) imports no edge, http, service, CLI or server.ts.' }, NO_NET],
+        },
+      ],
+    },
+  },
+  {
+    // src/core/: the one error type and the auth context, under every other layer: it imports
+    // nothing of ours (the base files config, paths, clock and version aside).
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: HTTP_PATHS, patterns: [{ group: [...ABOVE_LOWER, ...LOWER], message: 'src/core/ is the lowest layer: it imports nothing of ours but config.' }] },
+      ],
     },
   },
   {
@@ -70,8 +113,8 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              group: ['**/services/**', '**/http/**', '**/edge/**', '!**/core/errors.js', '**/cli/**', '**/server.js', '**/control/**', '**/events/**', '**/project/**', '**/sql/**'],
-              message: 'src/net/ is a low layer: it imports only errors, config and version.',
+              group: [...ABOVE_LOWER, '**/control/**', '**/events/**', '**/project/**', '**/sql/**'],
+              message: 'src/net/ is a low layer: it imports only src/core/, config and version.',
             },
           ],
         },

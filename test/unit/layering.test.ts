@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
 import { physicalName } from '../../src/project/schemas.js';
 
-// The layering of DESIGN.md §3 is enforced by ESLint; prove the rule bites.
+// The layering of docs/architecture.md "Layers" is enforced by ESLint (eslint.config.js); prove the rules bite.
 // note: the files linted here exist only as text, which typed linting (eslint.config.js) cannot
 // place in the tsconfig's project: the typed rules are off for them; the layering rules stay.
 const untyped = { overrideConfig: tseslint.configs.disableTypeChecked };
@@ -52,6 +52,47 @@ describe('layering of src/net/ (the outbound client)', () => {
     }
     // the other rules still hold where the new one was added
     expect(await lint("import { createServer } from 'node:http';\nexport const x = createServer;\n", 'src/services/live/x.ts')).toContain('no-restricted-imports');
+  });
+});
+
+describe('layering of the lower layers and src/core/', () => {
+  const eslint = new ESLint(untyped);
+  const lint = async (code: string, filePath: string): Promise<string[]> => {
+    const [r] = await eslint.lintText(code, { filePath });
+    return r!.messages.map((m) => m.ruleId ?? m.message);
+  };
+  const imp = (from: string): string => `import * as m from '${from}';\nexport const x = m;\n`;
+  const ABOVE_LOWER = ['../edge/route.js', '../services/db/db.js', '../http/types.js', '../cli/args.js', '../server.js', '../net/outbound.js'];
+
+  for (const dir of ['sql', 'project', 'control', 'events']) {
+    it(`src/${dir}/ imports no edge, http, service, CLI, server.ts or outbound client`, async () => {
+      for (const from of ABOVE_LOWER) expect(await lint(imp(from), `src/${dir}/x.ts`), from).toContain('no-restricted-imports');
+      // deeper folders too (src/sql/pg/, src/sql/worker/)
+      expect(await lint(imp('../../edge/pipeline.js'), `src/${dir}/sub/x.ts`)).toContain('no-restricted-imports');
+      expect(await lint("import { createServer } from 'node:http';\nexport const x = createServer;\n", `src/${dir}/x.ts`)).toContain('no-restricted-imports');
+    });
+
+    it(`src/${dir}/ may import src/core/, config and the other lower layers`, async () => {
+      for (const from of ['../core/errors.js', '../core/auth-context.js', '../config.js', '../project/registry.js', '../sql/table-model.js', '../events/bus.js', '../control/seal.js']) {
+        expect(await lint(imp(from), `src/${dir}/x.ts`), from).toEqual([]);
+      }
+    });
+  }
+
+  it('src/core/ imports nothing of ours but config', async () => {
+    for (const from of [...ABOVE_LOWER, '../sql/quote.js', '../project/registry.js', '../control/keys.js', '../events/bus.js']) {
+      expect(await lint(imp(from), 'src/core/x.ts'), from).toContain('no-restricted-imports');
+    }
+    expect(await lint(imp('../config.js'), 'src/core/x.ts')).toEqual([]);
+    expect(await lint(imp('./errors.js'), 'src/core/x.ts')).toEqual([]);
+  });
+
+  it('src/edge/ and src/http/ import no service, CLI or server.ts', async () => {
+    for (const file of ['src/edge/x.ts', 'src/http/x.ts']) {
+      for (const from of ['../services/db/db.js', '../cli/args.js', '../server.js']) expect(await lint(imp(from), file), `${file} ${from}`).toContain('no-restricted-imports');
+      expect(await lint(imp('../core/errors.js'), file)).toEqual([]);
+      expect(await lint(imp('../project/registry.js'), file)).toEqual([]);
+    }
   });
 });
 
