@@ -364,7 +364,13 @@ function translationKey(lease: ProjectLease, version: number): string {
   return k.key;
 }
 
-const ticked = new WeakSet<Database.Database>();
+/** Per open connection (`lease.cache`): the SQL functions are registered (once, on first inline read). */
+const FUNCTIONS = 'query.functions';
+// note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
+const registerInline = (lease: ProjectLease): true => {
+  registerFunctions(lease.db, { at: Number.POSITIVE_INFINITY, n: 0 });
+  return true;
+};
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
 /** Per open connection (`lease.cache`): whether a (version, SQL) is a proven point lookup. */
 const PLANS = 'query.plans';
@@ -390,11 +396,7 @@ function inline(lease: ProjectLease, version: number, sql: string, params: unkno
   let plan = host ? hostPlans.get(host) : undefined;
   if (plan === false) return null;
   if (plan === undefined || plan.db !== db) {
-    if (!ticked.has(db)) {
-      // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
-      registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
-      ticked.add(db);
-    }
+    lease.cache(FUNCTIONS, registerInline);
     if (!decide(lease, version, sql, params)) {
       if (host) hostPlans.set(host, false);
       return null;
