@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// API tests run twice: once per HTTP backend (DESIGN.md §2). Each test file starts its
+// API tests run twice: once per HTTP backend (docs/architecture.md "Tests"). Each test file starts its
 // own server on an ephemeral port with a temporary data folder.
 export default defineConfig({
   test: {

@@ -71,7 +71,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
 
-  // note: caller-supplied SQL runs off the main thread (DESIGN.md §10).
+  // note: caller-supplied SQL runs off the main thread (docs/sql.md "How it works").
   const sqlPool = new SqlPool({
     size: config.sqlWorkers,
     perProject: config.sqlProjectJobs,

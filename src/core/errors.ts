@@ -1,5 +1,5 @@
 /**
- * The one error type of the edge and its one mapping to HTTP (STYLE.md 3.3).
+ * The one error type of every layer and its one mapping to HTTP (docs/architecture.md "Layers").
  * Codes are stable API; docs/api.md lists them.
  */
 const STATUS = {
@@ -96,7 +96,7 @@ const isSqliteError = (e: unknown): e is SqliteLike =>
   e instanceof Error && e.name === 'SqliteError' && typeof (e as Partial<SqliteLike>).code === 'string';
 
 /**
- * Maps any thrown value to the error envelope of DESIGN.md §6. The only place
+ * Maps any thrown value to the error envelope (docs/api.md "Errors"). The only place
  * errors become HTTP. Internal causes are returned separately for logging, never sent.
  */
 export function toHttp(err: unknown, requestId: string): HttpError & { internal?: unknown } {

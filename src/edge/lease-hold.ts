@@ -1,7 +1,7 @@
 import type { ProjectLease } from '../project/registry.js';
 import type { EdgeResponse, WsHandlers } from './route.js';
 
-/** Keeps the project lease until an SSE stream closes (STYLE.md 3.5). */
+/** Keeps the project lease until an SSE stream closes (so the file is not closed under a live stream, src/project/registry.ts). */
 export function holdLease(res: EdgeResponse, lease: ProjectLease): EdgeResponse {
   const source = res.sse!;
   return {

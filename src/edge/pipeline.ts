@@ -43,7 +43,7 @@ export const NO_BODY_LIMIT = 1024;
 export const MAX_URL_LENGTH = 16 * 1024;
 
 /**
- * The socket-free core: `dispatch(EdgeRequest) → EdgeResponse` (STYLE.md 3.2).
+ * The socket-free core: `dispatch(EdgeRequest) → EdgeResponse` (docs/architecture.md "One request's path").
  * Route → key/operator → project → scope → bearer → body → handler, and every
  * failure through `toHttp`. Both HTTP backends and the tests call this.
  */

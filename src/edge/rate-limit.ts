@@ -18,8 +18,8 @@ const MAX_BUCKETS = 200_000;
 const SWEEP_MS = 30_000;
 
 /**
- * Fixed-window counters in memory (one process; DESIGN.md §8 moves them with the
- * bus). `hit` counts one attempt against each bucket and answers the `RateLimit-*`
+ * Fixed-window counters in memory (one process; a shared store would replace them, like the
+ * bus, if the server ever ran as several processes). `hit` counts one attempt against each bucket and answers the `RateLimit-*`
  * headers of the tightest one, or throws 429 `rate_limited` with `Retry-After`.
  * The pipeline holds one, shared by every route with a `rateLimit` (route.ts); each
  * bucket keeps the window its check names.

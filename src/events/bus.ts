@@ -8,12 +8,12 @@ interface Queued {
 }
 
 /**
- * Typed, in-process, notification-only bus (STYLE.md 3.6). `emit` is called only
+ * Typed, in-process, notification-only bus (docs/architecture.md "Seams"). `emit` is called only
  * after the change it announces has committed, and only queues the event: listeners
  * run later, from one `setImmediate` drain, in emit order — never inside the emitting
  * request, so a slow listener cannot delay its answer. A throwing (or rejecting)
  * listener is reported to `onError` and never reaches the emitter or the other
- * listeners. Small on purpose so NATS can replace it (DESIGN.md §8); what must not be
+ * listeners. Small on purpose so a broker (e.g. NATS) can replace it; what must not be
  * lost is read from the durable change log through a cursor (src/events/cursors.ts).
  */
 export class EventBus {

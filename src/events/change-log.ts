@@ -18,7 +18,7 @@ export interface RowImages {
 /**
  * Appends one committed-to-be change to the project's durable change log. Call it
  * inside the write transaction (it commits or rolls back with the row) and publish
- * the returned event with `publishChanges` after the commit (DESIGN.md §7).
+ * the returned event with `publishChanges` after the commit (docs/architecture.md "Seams").
  */
 export function appendChange(
   project: ProjectLease,

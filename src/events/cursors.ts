@@ -4,7 +4,7 @@ import { changeStore, cursorStore, type CursorRow, type LogRow } from './change-
 import { toChange, type Change } from './change-log.js';
 
 /**
- * Named consumer cursors over a project's change log (DESIGN.md §3: every consumer of
+ * Named consumer cursors over a project's change log (docs/architecture.md "Seams": every consumer of
  * changes — realtime, webhooks, triggers — reads the log through one). A cursor is the
  * last seq its consumer has processed; it lives in the project file, so it survives
  * restarts and moves with the project. Retention never prunes past the slowest enabled

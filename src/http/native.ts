@@ -10,7 +10,7 @@ let cached: Uws | null | undefined;
  * Loads the native uWS binary of the pinned build, or returns null when there is
  * none for this Node ABI. Loading the binary directly (not the package's main)
  * skips its silent fallback to a shim whose onWritable/tryEnd/upgrade throw
- * (STYLE.md 4.7); a real build exports SHARED_COMPRESSOR.
+ * (so the native backend would fail at runtime, not at load); a real build exports SHARED_COMPRESSOR.
  */
 export function loadNativeUws(): Uws | null {
   if (cached !== undefined) return cached;

@@ -15,7 +15,7 @@ const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', 
 const upperMethod = (m: string): string => METHODS[m] ?? m.toUpperCase();
 
 /**
- * The native uWS backend. Every pitfall of STYLE.md §4 is handled here and only
+ * The native uWS backend. Every uWS pitfall is handled here and only
  * here: onAborted first, the request copied before any await, bodies read in
  * copied chunks against a limit, every write corked, SSE backpressure via onWritable.
  * This file has the app, the per-method handlers, dispatch, listen and shutdown; the
@@ -53,7 +53,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
   const run = (res: HttpResponse, state: State, req: EdgeRequest, close = false): void => {
     const out = dispatchSafe(core, req);
     if (out instanceof Promise) {
-      // note: the handler returns before the reply, so the response needs its abort handler (STYLE.md 4.1).
+      // note: the handler returns before the reply, so the response needs its abort handler (uWS: writing to an aborted response crashes).
       if (!state.watched) watchAbort(ctx, res, state);
       // note: no more is read from the connection until this answer is written: a request the client
       // pipelines behind this one then waits in the socket instead of making uWS close the connection
@@ -76,7 +76,7 @@ export function startUws(uws: Uws, core: HttpCore, host: string, port: number, l
     const state = newState();
     inflight++;
     try {
-      // note: HttpRequest is stack-allocated; copy everything before any await (STYLE.md 4.5).
+      // note: HttpRequest is stack-allocated (invalid after this callback returns); copy everything before any await.
       const headers: Record<string, string> = {};
       req.forEach((k, v) => {
         headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;

@@ -43,7 +43,7 @@ export function mountWs(app: import('uWebSockets.js').TemplatedApp, ctx: UwsCont
           if (state.watched) res.cork(up);
           else up();
         } catch {
-          // note: no exception may cross a uWS callback (STYLE.md 4.6); the route hears abort().
+          // note: no exception may cross a uWS callback (it would take the process down); the route hears abort().
           data.handlers.abort?.();
         }
         ctx.finished(state);

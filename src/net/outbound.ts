@@ -9,7 +9,7 @@ import { blockedRange, isLoopback } from './address-guard.js';
 
 /**
  * The one outbound HTTP client (webhooks, function `fetch`, push providers, OIDC discovery)
- * with the SSRF guard of DESIGN.md §3; docs/api.md "Outbound requests" is its contract.
+ * with the SSRF guard; docs/api.md "Outbound requests" is its contract.
  *
  * - `https://` to a public address; the loopback hosts `127.0.0.1`, `localhost`, `[::1]`
  *   (written so, over http:// or https://) only for the purposes in `outboundLoopback`.

@@ -39,7 +39,7 @@ interface Entry {
 const MAX_STMTS = 256;
 
 /**
- * Opens each project's SQLite file once and caches it (STYLE.md 3.5). The open path
+ * Opens each project's SQLite file once and caches it (docs/architecture.md "One request's path", step 4). The open path
  * is synchronous, so two concurrent first requests cannot open a file twice.
  */
 export class ProjectRegistry {

@@ -1,5 +1,5 @@
 /**
- * Postgres-style schemas inside one SQLite file (DESIGN.md §4): `public.x` is
+ * Postgres-style schemas inside one SQLite file (docs/sql.md): `public.x` is
  * table `x`; a reserved schema `s.x` is the table literally named `"s.x"`.
  */
 export const RESERVED_SCHEMAS = ['_svc_meta', '_svc_auth', '_svc_storage', '_svc_realtime', '_svc_functions'] as const;

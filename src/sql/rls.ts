@@ -20,7 +20,7 @@ export function tableScope(def: TableDef): ExprScope {
 
 /**
  * Compiles one policy when it is written: translated once, stored, and bound per
- * request from the auth context without re-parsing (DESIGN.md §10).
+ * request from the auth context without re-parsing (docs/api.md "Row-level security").
  */
 export function compilePolicy(source: string, def: TableDef): CompiledPolicy {
   const t = translateExpr(source, tableScope(def));

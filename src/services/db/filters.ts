@@ -1,7 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { JSON_KEY } from '../../sql/quote.js';
 
-/** Filter operators of DESIGN.md §6. */
+/** Filter operators of the rows API (docs/api.md "Listing: `GET /db/tables/{t}/rows`"). */
 export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is', 'contains'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 

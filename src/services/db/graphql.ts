@@ -23,7 +23,7 @@ export { MAX_ALIASES, MAX_DEPTH, MAX_DIRECTIVES, MAX_FIELDS, MAX_INTROSPECTION_D
 export { MAX_ROWS, MAX_VALUES } from './graphql-rows.js';
 
 /**
- * GraphQL over the database service (`POST/GET /db/graphql`), with `graphql` (DESIGN.md §2).
+ * GraphQL over the database service (`POST/GET /db/graphql`), with `graphql` (docs/api.md "GraphQL").
  * The schema is generated from the db catalog and rebuilt when it changes. Every field
  * resolves through DbService, so scopes and RLS are the caller's, as in REST. Foreign keys
  * become nested fields resolved in one list query per level (no N+1).

@@ -10,7 +10,7 @@ const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 const jsonText = (text: string, status = 200): EdgeResponse => ({ status, bytes: text, headers: JSON_TYPE });
 
 /**
- * The database endpoints (DESIGN.md §6, docs/api.md "Database"). Reads need
+ * The database endpoints (docs/api.md "Database"). Reads need
  * `data:read`, row writes `data:write`; table DDL and RLS writes need the service
  * role (service key or operator session). A Bearer token, when sent, makes RLS
  * policies see the user.

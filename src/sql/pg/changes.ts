@@ -8,7 +8,7 @@ import { quoteLiteral } from '../quote.js';
  * after as stored (the image src/events/change-log.ts `storedImage` makes on the main
  * thread: every column's stored value, blobs as hex, a document's `data` as JSON); the
  * worker appends them to `_svc_meta.change_log` in the same transaction and the main thread publishes
- * `db.change` after commit (DESIGN.md §7). TEMP triggers exist only on that connection.
+ * `db.change` after commit (docs/api.md "Change log"). TEMP triggers exist only on that connection.
  */
 export interface TrackedTable {
   table: string;

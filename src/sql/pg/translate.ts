@@ -49,7 +49,7 @@ const cache = new TranslationCache();
 const MAX_CACHED_SQL = 16 * 1024;
 
 /**
- * Postgres SQL → SQLite (DESIGN.md §2: parse → rewrite → emit, never regex). Cached by
+ * Postgres SQL → SQLite (docs/sql.md "How it works": parse → rewrite → emit, never regex). Cached by
  * `cacheKey` + SQL text; the key must change whenever the schema does (the caller
  * passes project id and SQLite's schema_version).
  */

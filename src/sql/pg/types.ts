@@ -192,7 +192,7 @@ export function toCatalogType(t: PgType | null): string | null {
   return null;
 }
 
-/** A stored value → its wire form for the column's type (DESIGN.md §6: ISO dates, JSON as JSON, int8 as numbers). */
+/** A stored value → its wire form for the column's type (docs/sql.md "Types": ISO dates, JSON as JSON, int8 as numbers). */
 export function toWire(v: unknown, t: PgType | null): unknown {
   if (v === null || v === undefined) return null;
   switch (t) {

@@ -8,7 +8,7 @@ import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type W
 
 /**
  * A small pool of worker threads that run caller-supplied SQL with their own
- * better-sqlite3 connections (DESIGN.md §10: better-sqlite3 blocks the calling thread
+ * better-sqlite3 connections (docs/sql.md "How it works": better-sqlite3 blocks the calling thread
  * and cannot be interrupted). A statement past its time limit ends itself through
  * `pe_tick()` in every emitted WHERE; a worker that still does not answer shortly
  * after is terminated and replaced. Meanwhile the main thread keeps serving.
