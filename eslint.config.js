@@ -121,4 +121,12 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // API and abuse tests are black-box: they reach the server only through test/helpers/
+    // (the boundary, which may import src/) and HTTP (docs/architecture.md "Tests").
+    files: ['test/api/**/*.ts', 'test/abuse/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'API tests are black-box: use test/helpers/, not src/.' }] }],
+    },
+  },
 );

@@ -1,10 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type ConfigOverrides } from '../../src/config.js';
-import { createServer } from '../../src/server.js';
-import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+import { errorOf, startTestServer, type ConfigOverrides, type TestServer } from '../helpers/server.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 
 // Issue 11: faults and bad input that answered 500 or the wrong thing (items 7, 8, 12, 13)
@@ -28,34 +23,11 @@ function caller(s: TestServer) {
   };
 }
 
-/** A real server like startTestServer's, with the server log captured (what an operator reads). */
+/** A real server (startTestServer) with the server log captured (what an operator reads). */
 async function startLogged(overrides: ConfigOverrides): Promise<TestServer & { log: string[] }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pe-test-'));
   const log: string[] = [];
-  const config = loadConfig({ port: 0, host: '127.0.0.1', dataDir, controlPollMs: 100, rateLimit: { enabled: false }, ...overrides }, process.env);
-  const server = createServer(config, (msg, err) => log.push(`${msg}${err instanceof Error ? `: ${err.message}` : ''}`));
-  const { project, publishable, service } = server.projects.create('test');
-  const { url, backend } = await server.listen();
-  return {
-    url,
-    backend,
-    projectId: project.id,
-    keys: { publishable, service },
-    operatorToken: '',
-    dataDir,
-    server,
-    log,
-    req(path, init = {}) {
-      const { key = publishable, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (key !== null && !headers.has('x-service-key')) headers.set('x-service-key', key);
-      return fetch(url + path, { ...rest, headers });
-    },
-    async close() {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const s = await startTestServer(overrides, { log: (msg, err) => log.push(`${msg}${err instanceof Error ? `: ${err.message}` : ''}`) });
+  return Object.assign(s, { log });
 }
 
 describe('item 7: a full database answers 507 insufficient_storage, and the log says so', () => {

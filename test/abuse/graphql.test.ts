@@ -173,7 +173,7 @@ describe('every cost that grows with the input is capped (item 3)', () => {
 
 describe('scopes per operation, as REST (item 17)', () => {
   it('a data:write-only key inserts, updates and deletes, and cannot read', async () => {
-    const wo = s.server.projects.createKey(s.projectId, 'wo', ['data:write'], false).secret;
+    const wo = s.createKey(['data:write'], { name: 'wo' }).secret;
     const ins = await gql(`mutation { insert_authors(data: {name: "Write Only"}) { id name } }`, undefined, wo);
     expect(ins.status).toBe(200);
     const row = ins.body.data!.insert_authors as { id: string; name: string };
@@ -198,7 +198,7 @@ describe('scopes per operation, as REST (item 17)', () => {
   });
 
   it('a data:read-only key reads and gets 401 missing_scope for a mutation, which writes nothing', async () => {
-    const ro = s.server.projects.createKey(s.projectId, 'ro', ['data:read'], false).secret;
+    const ro = s.createKey(['data:read'], { name: 'ro' }).secret;
     const read = await gql(`{ authors(where: {name: {eq: "Nobody"}}) { id } }`, undefined, ro);
     expect(read).toEqual({ status: 200, body: { data: { authors: [] } } });
     const ins = await gql(`mutation { insert_authors(data: {name: "Nobody"}) { id } }`, undefined, ro);

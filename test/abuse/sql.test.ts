@@ -42,8 +42,8 @@ describe('fair scheduling between projects (two workers, each project may use bo
     // note: 4000² pairs: each SLOW statement runs well past the 300 ms below, so A's queue is still full when
     // its fifth arrives; the 15 s budget leaves room for A's queued two on a loaded machine.
     await seedNumbers(s, 4000);
-    const other = s.server.projects.create('b');
-    b = { id: other.project.id, key: other.service };
+    const other = s.createProject('b');
+    b = { id: other.id, key: other.service };
   });
   afterAll(() => s.close());
 
@@ -218,7 +218,7 @@ describe('JSON-RPC methods and scopes', () => {
   });
 
   it('a data:write-only key inserts, updates and deletes, and is refused reads per method', async () => {
-    const wo = s.server.projects.createKey(s.projectId, 'wo', ['data:write'], false).secret;
+    const wo = s.createKey(['data:write'], { name: 'wo' }).secret;
     const ins = (await rpc(s, wo, { jsonrpc: '2.0', id: 1, method: 'db.insert', params: { table: 'notes', data: { w: 1 } } })).body as Reply;
     const row = ins.result as { id: string; data: unknown };
     expect(row.data).toEqual({ w: 1 });
@@ -242,7 +242,7 @@ describe('JSON-RPC methods and scopes', () => {
   });
 
   it('a data:read-only key reads and is refused writes per method; nothing is stored', async () => {
-    const ro = s.server.projects.createKey(s.projectId, 'ro', ['data:read'], false).secret;
+    const ro = s.createKey(['data:read'], { name: 'ro' }).secret;
     const list = (await rpc(s, ro, { jsonrpc: '2.0', id: 1, method: 'db.list', params: { table: 'notes' } })).body as Reply;
     expect((list.result as { rows: unknown[] }).rows).toEqual([]);
     const w = (await rpc(s, ro, { jsonrpc: '2.0', id: 2, method: 'db.insert', params: { table: 'notes', data: { r: 1 } } })).body as Reply;
@@ -252,7 +252,7 @@ describe('JSON-RPC methods and scopes', () => {
   });
 
   it('a key with no data scope is refused the route (401 missing_scope)', async () => {
-    const st = s.server.projects.createKey(s.projectId, 'st', ['storage:read'], false).secret;
+    const st = s.createKey(['storage:read'], { name: 'st' }).secret;
     const res = await s.req('/db/rpc', { method: 'POST', key: st, headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'db.tables' }) });
     expect(res.status).toBe(401);
     expect(await errorOf(res)).toEqual({

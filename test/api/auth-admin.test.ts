@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -36,23 +34,17 @@ async function register(extra: Record<string, unknown> = {}, tag?: string): Prom
 
 const operator = (): Record<string, string> => ({ authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId });
 
-function profileColumns(): Record<string, string> {
-  const db = new Database(join(s.dataDir, 'projects', s.projectId, 'project.db'), { readonly: true });
-  try {
+/** The profiles table's columns, read from a backup (GET /_admin/backup): no endpoint lists them. */
+function profileColumns(): Promise<Record<string, string>> {
+  return s.readBackup((db) => {
     const rows = db.prepare("SELECT name, type FROM pragma_table_info('profiles')").all() as { name: string; type: string }[];
     return Object.fromEntries(rows.map((r) => [r.name, r.type]));
-  } finally {
-    db.close();
-  }
+  });
 }
 
-function profile(id: string): Record<string, unknown> | undefined {
-  const db = new Database(join(s.dataDir, 'projects', s.projectId, 'project.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT * FROM profiles WHERE id = ?').get(id) as Record<string, unknown> | undefined;
-  } finally {
-    db.close();
-  }
+/** A profiles row, read from a backup (GET /_admin/backup). */
+function profile(id: string): Promise<Record<string, unknown> | undefined> {
+  return s.readBackup((db) => db.prepare('SELECT * FROM profiles WHERE id = ?').get(id) as Record<string, unknown> | undefined);
 }
 
 describe('admin access', () => {
@@ -156,7 +148,7 @@ describe('PATCH /auth/users/{id}', () => {
   it('DELETE removes the user and profile and revokes their tokens', async () => {
     const u = await register();
     expect((await send('DELETE', `/auth/users/${u.user.id}`)).status).toBe(204);
-    expect(profile(u.user.id)).toBeUndefined();
+    expect(await profile(u.user.id)).toBeUndefined();
     const me = await s.req('/auth/me', { headers: { authorization: `Bearer ${u.access_token}` } });
     expect(me.status).toBe(401);
     expect((await send('GET', `/auth/users/${u.user.id}`)).status).toBe(404);
@@ -199,7 +191,7 @@ describe('user fields', () => {
     const pub = await send('GET', '/auth/user-fields', undefined, s.keys.publishable);
     expect(pub.status).toBe(200);
     expect(((await pub.json()) as { fields: unknown[] }).fields).toContainEqual({ name: 'username', type: 'text', required: true, in_signup: true });
-    expect(profileColumns()).toMatchObject({ username: 'TEXT', age: 'INT8', newsletter: 'BOOLEAN', score: 'FLOAT8' });
+    expect(await profileColumns()).toMatchObject({ username: 'TEXT', age: 'INT8', newsletter: 'BOOLEAN', score: 'FLOAT8' });
 
     const missing = await send('POST', '/auth/register', { email: uniqueEmail(), password: PASSWORD }, s.keys.publishable);
     expect(missing.status).toBe(400);
@@ -211,7 +203,7 @@ describe('user fields', () => {
     expect(await badDate.json()).toMatchObject({ error: { code: 'invalid_field', details: { field: 'birthday' } } });
 
     const ok = await register({ username: 'ada', age: 36, newsletter: true, birthday: '1815-12-10T00:00:00Z', name: 'Ada' });
-    expect(profile(ok.user.id)).toMatchObject({ name: 'Ada', username: 'ada', age: 36, newsletter: 1, birthday: '1815-12-10T00:00:00.000Z' });
+    expect(await profile(ok.user.id)).toMatchObject({ name: 'Ada', username: 'ada', age: 36, newsletter: 1, birthday: '1815-12-10T00:00:00.000Z' });
   });
 
   it('changes a column type when every value converts, and drops removed fields', async () => {
@@ -219,19 +211,19 @@ describe('user fields', () => {
     const u = await register({ level: '42' });
     const retype = await send('PUT', '/auth/user-fields', { fields: [{ name: 'level', type: 'int8', in_signup: true }] });
     expect(retype.status).toBe(200);
-    expect(profileColumns()).toMatchObject({ level: 'INT8' });
-    expect(profileColumns()).not.toHaveProperty('username');
-    expect(profile(u.user.id)).toMatchObject({ level: 42 });
+    expect(await profileColumns()).toMatchObject({ level: 'INT8' });
+    expect(await profileColumns()).not.toHaveProperty('username');
+    expect(await profile(u.user.id)).toMatchObject({ level: 42 });
 
     await send('PUT', '/auth/user-fields', { fields: [{ name: 'level', type: 'text', in_signup: true }] });
     await register({ level: 'not a number' });
     const bad = await send('PUT', '/auth/user-fields', { fields: [{ name: 'level', type: 'int8', in_signup: true }] });
     expect(bad.status).toBe(409);
     expect((await errorOf(bad)).code).toBe('conflict');
-    expect(profileColumns()).toMatchObject({ level: 'TEXT' });
+    expect(await profileColumns()).toMatchObject({ level: 'TEXT' });
 
     expect((await send('PUT', '/auth/user-fields', { fields: [] })).status).toBe(200);
-    expect(profileColumns()).not.toHaveProperty('level');
+    expect(await profileColumns()).not.toHaveProperty('level');
   });
 
   it.each([['id'], ['email'], ['name'], ['created_at'], ['_svc_x'], ['Bad-Name']])('rejects the field name %j', async (name) => {

@@ -71,7 +71,7 @@ describe('rate limits', () => {
   });
 
   it('a limited address does not affect another project', async () => {
-    const other = s.server.projects.create('other');
+    const other = s.createProject('other');
     const res = await s.req('/auth/anonymous', { method: 'POST', key: other.publishable });
     expect(res.status).toBe(200);
   });

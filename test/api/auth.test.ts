@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -62,7 +60,7 @@ describe('register', () => {
       created_at: expect.any(String),
     });
     expect(body.tokens).toMatchObject({ access_token: body.access_token, refresh_token: body.refresh_token, expires_in: 900 });
-    expect(readProfile(body.user.id)).toMatchObject({ id: body.user.id, name: 'Ada' });
+    expect(await readProfile(body.user.id)).toMatchObject({ id: body.user.id, name: 'Ada' });
   });
 
   it('logs the profiles insert as a data change (live log)', async () => {
@@ -175,7 +173,7 @@ describe('bearer verification', () => {
   });
 
   it('a token of another project is 401 with this project key', async () => {
-    const other = s.server.projects.create('other');
+    const other = s.createProject('other');
     const res = await s.req('/auth/register', {
       method: 'POST',
       key: other.publishable,
@@ -300,7 +298,7 @@ describe('PATCH /auth/me', () => {
     const me = await (await withToken('/auth/me', sess.access_token)).json();
     expect(me).toMatchObject({ name: 'New Name', user_metadata: { a: 1, c: 3 } });
     expect((me as { user_metadata: object }).user_metadata).not.toHaveProperty('b');
-    expect(readProfile(sess.user.id)).toMatchObject({ name: 'New Name' });
+    expect(await readProfile(sess.user.id)).toMatchObject({ name: 'New Name' });
   });
 
   it.each([['app_metadata', { admin: true }], ['role', 'admin'], ['email_verified', true]])(
@@ -332,7 +330,7 @@ describe('anonymous users', () => {
     expect(res.status).toBe(200);
     const anon = (await res.json()) as Session;
     expect(anon.user).toMatchObject({ is_anonymous: true, email: null, role: 'authenticated' });
-    expect(readProfile(anon.user.id)).toMatchObject({ id: anon.user.id });
+    expect(await readProfile(anon.user.id)).toMatchObject({ id: anon.user.id });
     const meta = await withToken('/auth/me', anon.access_token, { method: 'PATCH', body: JSON.stringify({ user_metadata: { cart: [1, 2] } }) });
     expect(meta.status).toBe(200);
     const email = uniqueEmail();
@@ -356,16 +354,7 @@ describe('anonymous users', () => {
   });
 });
 
-/** Reads a profiles row straight from the project file (a side effect the API has no endpoint for yet). */
-function readProfile(id: string): Record<string, unknown> | undefined {
-  return readRow(s, 'SELECT * FROM profiles WHERE id = ?', id);
-}
-
-function readRow(t: TestServer, sql: string, ...args: unknown[]): Record<string, unknown> | undefined {
-  const db = new Database(join(t.dataDir, 'projects', t.projectId, 'project.db'), { readonly: true });
-  try {
-    return db.prepare(sql).get(...args) as Record<string, unknown> | undefined;
-  } finally {
-    db.close();
-  }
+/** Reads a profiles row from a backup (GET /_admin/backup: a side effect the API has no other endpoint for yet). */
+function readProfile(id: string): Promise<Record<string, unknown> | undefined> {
+  return s.readBackup((db) => db.prepare('SELECT * FROM profiles WHERE id = ?').get(id) as Record<string, unknown> | undefined);
 }

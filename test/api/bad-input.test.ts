@@ -107,17 +107,17 @@ describe('keys', () => {
   });
 
   it('a revoked key is 401 at once', async () => {
-    const { key, secret } = s.server.projects.createKey(s.projectId, 'temp', ['data:read'], false);
+    const { id, secret } = s.createKey(['data:read'], { name: 'temp' });
     expect((await s.req('/health/key', { key: secret })).status).toBe(200);
-    s.server.projects.revokeKey(key.id);
+    s.revokeKey(id);
     const res = await s.req('/health/key', { key: secret });
     expect(res.status).toBe(401);
   });
 
   it('a key of a deleted project is 401', async () => {
-    const other = s.server.projects.create('doomed');
+    const other = s.createProject('doomed');
     expect((await s.req('/health/key', { key: other.service })).status).toBe(200);
-    s.server.projects.delete(other.project.id);
+    s.deleteProject(other.id);
     const res = await s.req('/health/key', { key: other.service });
     expect(res.status).toBe(401);
     expect((await errorOf(res)).code).toBe('unauthorized');

@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -18,7 +17,8 @@ async function call(method: string, path: string, body?: unknown, key?: string |
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
-const dbFile = (): string => join(s.dataDir, 'projects', s.projectId, 'project.db');
+// The WAL's size on disk (docs/operations.md "The data folder"): observed with stat, the database itself is never opened.
+const walFile = (): string => join(s.dataDir, 'projects', s.projectId, 'project.db-wal');
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -110,28 +110,25 @@ describe('change events', () => {
     // failed writes log nothing
     await call('PATCH', `/db/tables/rel/rows/${c.body.id}`, { data: { b: '3' } });
     await call('POST', '/db/tables/rel/rows', { data: { nope: 1 } });
-    const db = new Database(dbFile(), { readonly: true, fileMustExist: true });
-    try {
-      const rows = db.prepare(`SELECT seq, op, tbl, row_id, data, old FROM "_svc_meta.change_log" WHERE row_id = ? ORDER BY seq`).all(c.body.id) as {
+    const rows = await s.readBackup((db) =>
+      db.prepare(`SELECT seq, op, tbl, row_id, data, old FROM "_svc_meta.change_log" WHERE row_id = ? ORDER BY seq`).all(c.body.id) as {
         seq: number;
         op: string;
         tbl: string;
         data: string | null;
         old: string | null;
-      }[];
-      expect(rows.map((r) => r.op)).toEqual(['insert', 'update', 'delete']);
-      // consecutive: nothing else was logged in between
-      expect(rows.map((r) => r.seq - rows[0]!.seq)).toEqual([0, 1, 2]);
-      expect(rows.map((r) => r.tbl)).toEqual(['rel', 'rel', 'rel']);
-      expect(JSON.parse(rows[0]!.data!)).toEqual({ a: '1', b: null });
-      expect(rows[0]!.old).toBeNull();
-      expect(JSON.parse(rows[1]!.data!)).toEqual({ a: '1', b: '2' });
-      expect(JSON.parse(rows[1]!.old!)).toEqual({ a: '1', b: null });
-      expect(rows[2]!.data).toBeNull();
-      expect(JSON.parse(rows[2]!.old!)).toEqual({ a: '1', b: '2' });
-    } finally {
-      db.close();
-    }
+      }[],
+    );
+    expect(rows.map((r) => r.op)).toEqual(['insert', 'update', 'delete']);
+    // consecutive: nothing else was logged in between
+    expect(rows.map((r) => r.seq - rows[0]!.seq)).toEqual([0, 1, 2]);
+    expect(rows.map((r) => r.tbl)).toEqual(['rel', 'rel', 'rel']);
+    expect(JSON.parse(rows[0]!.data!)).toEqual({ a: '1', b: null });
+    expect(rows[0]!.old).toBeNull();
+    expect(JSON.parse(rows[1]!.data!)).toEqual({ a: '1', b: '2' });
+    expect(JSON.parse(rows[1]!.old!)).toEqual({ a: '1', b: null });
+    expect(rows[2]!.data).toBeNull();
+    expect(JSON.parse(rows[2]!.old!)).toEqual({ a: '1', b: '2' });
     const live = await call('GET', `/live?since=${since}`, undefined, s.keys.service);
     const labels = (live.body.events as { kind: string; label?: string }[]).filter((e) => e.kind === 'change').map((e) => e.label);
     expect(labels).toEqual(['insert into rel', 'update rel', 'delete from rel']);
@@ -139,16 +136,12 @@ describe('change events', () => {
 });
 
 describe('change events of foreign-key actions', () => {
-  const changesOf = (table: string): { op: string; row_id: string; data: unknown; old: unknown }[] => {
-    const db = new Database(dbFile(), { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare(`SELECT op, row_id, data, old FROM "_svc_meta.change_log" WHERE tbl = ? ORDER BY seq`).all(table) as { op: string; row_id: string; data: string | null; old: string | null }[]).map(
+  const changesOf = (table: string): Promise<{ op: string; row_id: string; data: unknown; old: unknown }[]> =>
+    s.readBackup((db) =>
+      (db.prepare(`SELECT op, row_id, data, old FROM "_svc_meta.change_log" WHERE tbl = ? ORDER BY seq`).all(table) as { op: string; row_id: string; data: string | null; old: string | null }[]).map(
         (r) => ({ ...r, data: r.data === null ? null : JSON.parse(r.data), old: r.old === null ? null : JSON.parse(r.old) }),
-      );
-    } finally {
-      db.close();
-    }
-  };
+      ),
+    );
 
   it('a rows-API delete logs the rows ON DELETE CASCADE removes (down the chain) and SET NULL updates', async () => {
     const mk = async (name: string, columns: unknown[]) => expect((await call('POST', '/db/tables', { name, type: 'relational', columns }, s.keys.service)).status).toBe(201);
@@ -169,9 +162,9 @@ describe('change events of foreign-key actions', () => {
     expect((await call('GET', `/db/tables/chapters/rows/${ch}`)).status).toBe(404);
     expect((await call('GET', `/db/tables/fans/rows/${f}`)).body.data).toEqual({ fav: null });
 
-    expect(changesOf('books').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: b, data: null, old: { title: 'One', author: a } }]);
-    expect(changesOf('chapters').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: ch, data: null, old: { n: 1, book: b } }]);
-    expect(changesOf('fans').filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: f, data: { fav: null }, old: { fav: a } }]);
+    expect((await changesOf('books')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: b, data: null, old: { title: 'One', author: a } }]);
+    expect((await changesOf('chapters')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: ch, data: null, old: { n: 1, book: b } }]);
+    expect((await changesOf('fans')).filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: f, data: { fav: null }, old: { fav: a } }]);
   });
 
   it("deleting a user logs the rows of user tables that reference the user's profile", async () => {
@@ -183,8 +176,8 @@ describe('change events of foreign-key actions', () => {
     const note = (await call('POST', '/db/tables/notes_of/rows', { data: { owner: user, text: 'bye' } })).body.id as string;
     expect((await call('DELETE', `/auth/users/${user}`, undefined, s.keys.service)).status).toBe(204);
     expect((await call('GET', `/db/tables/notes_of/rows/${note}`)).status).toBe(404);
-    expect(changesOf('notes_of').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: note, data: null, old: { owner: user, text: 'bye' } }]);
-    expect(changesOf('profiles').filter((c) => c.op === 'delete').map((c) => c.row_id)).toContain(user);
+    expect((await changesOf('notes_of')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: note, data: null, old: { owner: user, text: 'bye' } }]);
+    expect((await changesOf('profiles')).filter((c) => c.op === 'delete').map((c) => c.row_id)).toContain(user);
   });
 
   it('a raw-SQL delete logs the rows its foreign-key actions change in tables it does not name (down the chain, and SET NULL)', async () => {
@@ -205,10 +198,10 @@ describe('change events of foreign-key actions', () => {
     const since = (await call('GET', '/live', undefined, s.keys.service)).body.seq as number;
     // the script names only shelves
     expect((await q(`delete from shelves where id = '${shelf}'`)).row_count).toBe(1);
-    expect(changesOf('shelves').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: shelf, data: null, old: { label: 'top' } }]);
-    expect(changesOf('items').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: item, data: null, old: { shelf } }]);
-    expect(changesOf('parts').filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: part, data: null, old: { item } }]);
-    expect(changesOf('tags').filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: tag, data: { shelf: null }, old: { shelf } }]);
+    expect((await changesOf('shelves')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: shelf, data: null, old: { label: 'top' } }]);
+    expect((await changesOf('items')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: item, data: null, old: { shelf } }]);
+    expect((await changesOf('parts')).filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', row_id: part, data: null, old: { item } }]);
+    expect((await changesOf('tags')).filter((c) => c.op === 'update')).toEqual([{ op: 'update', row_id: tag, data: { shelf: null }, old: { shelf } }]);
     // and the live log shows each of them as a change
     const events = (await call('GET', `/live?since=${since}`, undefined, s.keys.service)).body.events as { kind: string; label?: string }[];
     const labels = events.filter((e) => e.kind === 'change').map((e) => e.label).sort();
@@ -256,7 +249,7 @@ describe('WAL', () => {
     );
     agent.destroy();
     expect(fails).toBe(0);
-    const wal = statSync(`${dbFile()}-wal`).size;
+    const wal = statSync(walFile()).size;
     // note: the auto-checkpoint restarts the WAL every ~1000 pages (4 MB); a starved checkpoint would grow past this.
     expect(wal).toBeLessThan(16 * 1024 * 1024);
   }, 60_000);
@@ -273,20 +266,13 @@ describe('change-log retention', () => {
         expect(res.status).toBe(201);
       };
       for (let n = 1; n <= 6; n++) await add(n);
-      const log = () => {
-        const db = new Database(join(t.dataDir, 'projects', t.projectId, 'project.db'), { readonly: true, fileMustExist: true });
-        try {
-          return db.prepare(`SELECT seq, data FROM "_svc_meta.change_log" ORDER BY seq`).all() as { seq: number; data: string }[];
-        } finally {
-          db.close();
-        }
-      };
+      const log = () => t.readBackup((db) => db.prepare(`SELECT seq, data FROM "_svc_meta.change_log" ORDER BY seq`).all() as { seq: number; data: string }[]);
       const deadline = Date.now() + 5000;
-      while (log().length > 3 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
-      const kept = log();
+      while ((await log()).length > 3 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      const kept = await log();
       expect(kept.map((k) => JSON.parse(k.data).n)).toEqual([4, 5, 6]);
       await add(7);
-      const after = log();
+      const after = await log();
       expect(after.at(-1)!.seq).toBe(kept.at(-1)!.seq + 1);
     } finally {
       await t.close();

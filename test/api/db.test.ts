@@ -257,8 +257,8 @@ describe('relational rows', () => {
 
 describe('scopes', () => {
   it('a read-only key can read but not write (401 missing_scope); a write-only key cannot read', async () => {
-    const ro = s.server.projects.createKey(s.projectId, 'ro', ['data:read'], false).secret;
-    const wo = s.server.projects.createKey(s.projectId, 'wo', ['data:write'], false).secret;
+    const ro = s.createKey(['data:read'], { name: 'ro' }).secret;
+    const wo = s.createKey(['data:write'], { name: 'wo' }).secret;
     expect((await call('GET', '/db/tables/notes/rows', undefined, ro)).status).toBe(200);
     expect((await call('GET', '/db/schema', undefined, ro)).status).toBe(200);
     const w = await call('POST', '/db/tables/notes/rows', { data: {} }, ro);

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw.js';
-import { VERSION } from '../../src/version.js';
+
+/** The version the server reports: package.json's (read as a user would, not from src/). */
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 let s: TestServer;
 beforeAll(async () => {

@@ -96,6 +96,24 @@ describe('layering of the lower layers and src/core/', () => {
   });
 });
 
+describe('black-box API tests', () => {
+  const eslint = new ESLint(untyped);
+  const lint = async (code: string, filePath: string): Promise<string[]> => {
+    const [r] = await eslint.lintText(code, { filePath });
+    return r!.messages.map((m) => m.ruleId ?? m.message);
+  };
+  const imp = (from: string): string => `import * as m from '${from}';\nexport const x = m;\n`;
+
+  it('test/api/ and test/abuse/ import no src/, only the helpers', async () => {
+    for (const file of ['test/api/x.test.ts', 'test/abuse/x.test.ts']) {
+      expect(await lint(imp('../../src/server.js'), file)).toContain('no-restricted-imports');
+      expect(await lint(imp('../../src/version.js'), file)).toContain('no-restricted-imports');
+      expect(await lint(imp('../helpers/server.js'), file)).toEqual([]);
+    }
+    expect(await lint(imp('../../src/server.js'), 'test/helpers/x.ts')).toEqual([]);
+  });
+});
+
 describe('reserved schemas', () => {
   it('maps public.x to x and a reserved schema to one quoted table name', () => {
     expect(physicalName(null, 'todos')).toBe('todos');

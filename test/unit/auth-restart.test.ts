@@ -1,3 +1,5 @@
+// A unit test, not an API test: it restarts servers in-process on one data folder and reads
+// project.db to check what is stored at rest (docs/architecture.md "Tests").
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
