@@ -101,7 +101,7 @@ export default tseslint.config(
   },
   {
     // src/net/ is the outbound HTTP client: node:http(s) as a client only, and a low layer
-    // (beside control/ and events/): errors (still in src/edge/errors.ts), config and version only.
+    // (beside control/ and events/): src/core/ (errors), config and version only.
     files: ['src/net/**/*.ts'],
     rules: {
       'no-restricted-imports': [
