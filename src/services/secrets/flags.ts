@@ -34,9 +34,9 @@ export function flagRow(key: string, body: unknown, now: string): FlagRow {
   for (const f of Object.keys(b)) if (!FIELDS.has(f)) throw invalidField(f, 'unknown field');
   if (!('value' in b) || b.value === undefined) throw invalidField('value', 'required');
   const value = jsonText('value', b.value);
-  const enabled = b.enabled ?? true;
+  const enabled = b.enabled === undefined ? true : b.enabled;
   if (typeof enabled !== 'boolean') throw invalidField('enabled', 'must be true or false');
-  const rollout = b.rollout ?? 100;
+  const rollout = b.rollout === undefined ? 100 : b.rollout;
   if (typeof rollout !== 'number' || !Number.isInteger(rollout) || rollout < 0 || rollout > 100) {
     throw invalidField('rollout', 'must be a whole number from 0 to 100');
   }

@@ -84,7 +84,7 @@ export class SecretsService {
     const value = b.value;
     if (typeof value !== 'string') throw invalidField('value', 'required, a string');
     if (Buffer.byteLength(value, 'utf8') > SECRET_VALUE_MAX_BYTES) throw invalidField('value', `longer than ${SECRET_VALUE_MAX_BYTES} bytes`);
-    const secret = b.secret ?? !DEFAULT_SETTINGS.has(name);
+    const secret = b.secret === undefined ? !DEFAULT_SETTINGS.has(name) : b.secret;
     if (typeof secret !== 'boolean') throw invalidField('secret', 'must be true or false');
     const row: store.SecretRow = {
       name,
