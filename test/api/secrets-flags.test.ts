@@ -151,7 +151,7 @@ describe('bad flag input', () => {
     await bad(await putFlag('f', { value: true, enabled: null }), 400, 'invalid_field', 'enabled');
     await bad(await putFlag('f', { value: true, description: 5 }), 400, 'invalid_field', 'description');
     await bad(await putFlag('f', { value: true, description: 'd'.repeat(1025) }), 400, 'invalid_field', 'description');
-    await bad(await putFlag('f', { value: true, percent: 5 }), 400, 'invalid_field', 'percent');
+    await bad(await putFlag('f', { value: true, percent: 5 }), 400, 'invalid_field', 'body');
     await bad(await putFlag('f', [true]), 400, 'invalid_body');
     await bad(await putFlag('f', 'on'), 400, 'invalid_body');
     expect(await flags()).toEqual([]);

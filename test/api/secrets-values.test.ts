@@ -97,7 +97,7 @@ describe('bad input', () => {
     await bad(await put('NUM', { value: null }), 400, 'invalid_field', 'value');
     await bad(await put('NUM', { value: 'v', secret: 'yes' }), 400, 'invalid_field', 'secret');
     await bad(await put('NUM', { value: 'v', secret: null }), 400, 'invalid_field', 'secret');
-    await bad(await put('NUM', { value: 'v', secert: true }), 400, 'invalid_field', 'secert');
+    await bad(await put('NUM', { value: 'v', secert: true }), 400, 'invalid_field', 'body');
     await bad(await put('NUM', ['v']), 400, 'invalid_body');
     const notJson = await s.req('/secrets/NUM', { method: 'PUT', ...svc(), headers: { 'content-type': 'application/json' }, body: '{"value":' });
     expect(notJson.status).toBe(400);

@@ -31,7 +31,7 @@ export function flagRow(key: string, body: unknown, now: string): FlagRow {
   checkFlagKey(key);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EdgeError('invalid_body', 'the body must be a JSON object');
   const b = body as Record<string, unknown>;
-  for (const f of Object.keys(b)) if (!FIELDS.has(f)) throw invalidField(f, 'unknown field');
+  for (const f of Object.keys(b)) if (!FIELDS.has(f)) throw invalidField('body', 'unknown field; a flag takes "value", "default", "enabled", "rollout" and "description"');
   if (!('value' in b) || b.value === undefined) throw invalidField('value', 'required');
   const value = jsonText('value', b.value);
   const enabled = b.enabled === undefined ? true : b.enabled;

@@ -80,7 +80,8 @@ export class SecretsService {
     checkName(name);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EdgeError('invalid_body', 'the body must be a JSON object');
     const b = body as Record<string, unknown>;
-    for (const f of Object.keys(b)) if (!FIELDS.has(f)) throw invalidField(f, 'unknown field');
+    // note: an unknown field is not named back: a client may have put a value where a name goes.
+    for (const f of Object.keys(b)) if (!FIELDS.has(f)) throw invalidField('body', 'unknown field; a write takes "value" and "secret"');
     const value = b.value;
     if (typeof value !== 'string') throw invalidField('value', 'required, a string');
     if (Buffer.byteLength(value, 'utf8') > SECRET_VALUE_MAX_BYTES) throw invalidField('value', `longer than ${SECRET_VALUE_MAX_BYTES} bytes`);
