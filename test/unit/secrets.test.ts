@@ -169,3 +169,17 @@ describe('rollout arithmetic', () => {
     expect(more.filter((id) => ids.includes(id)).length).toBe(138);
   });
 });
+
+describe('Sealer.mac (the fingerprint key)', () => {
+  it('is fixed per (project, purpose, data) and differs across projects, purposes and data', () => {
+    const sealer = new Sealer(Buffer.alloc(32, 7));
+    const a = sealer.mac('p1', 'secrets', 'value').toString('hex');
+    expect(a).toHaveLength(64);
+    expect(sealer.mac('p1', 'secrets', 'value').toString('hex')).toBe(a);
+    expect(new Sealer(Buffer.alloc(32, 7)).mac('p1', 'secrets', 'value').toString('hex')).toBe(a);
+    expect(sealer.mac('p2', 'secrets', 'value').toString('hex')).not.toBe(a);
+    expect(sealer.mac('p1', 'webhooks', 'value').toString('hex')).not.toBe(a);
+    expect(sealer.mac('p1', 'secrets', 'value2').toString('hex')).not.toBe(a);
+    expect(new Sealer(Buffer.alloc(32, 8)).mac('p1', 'secrets', 'value').toString('hex')).not.toBe(a);
+  });
+});
