@@ -70,7 +70,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
   // note: built before the services that read its settings and secrets (`secrets.get(lease, name)`).
-  const secrets = new SecretsService(sealer);
+  const secrets = new SecretsService(sealer, bus);
   const auth = new AuthService(config, registry, bus, sealer);
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { Sealer } from '../../src/control/seal.js';
+import { EventBus } from '../../src/events/bus.js';
 import { ProjectRegistry } from '../../src/project/registry.js';
 import { bucketOf, inRollout } from '../../src/services/secrets/rollout.js';
 import { SecretsService } from '../../src/services/secrets/secrets.js';
@@ -26,7 +27,8 @@ function setup() {
   for (const id of ['p1', 'p2']) mkdirSync(join(dataDir, 'projects', id), { recursive: true });
   const reg = new ProjectRegistry(loadConfig({ dataDir }, {}));
   regs.push(reg);
-  const secrets = new SecretsService(new Sealer(randomBytes(32)), () => Date.UTC(2026, 0, 2, 3, 4, 5));
+  const bus = new EventBus();
+  const secrets = new SecretsService(new Sealer(randomBytes(32)), bus, () => Date.UTC(2026, 0, 2, 3, 4, 5));
   /** Runs `fn` with a lease of the project, released after. */
   const use = <T>(id: string, fn: (l: ReturnType<ProjectRegistry['acquire']>) => T): T => {
     const l = reg.acquire(id);
@@ -48,7 +50,7 @@ function setup() {
   };
   const sealed = (id: string, name: string): string =>
     use(id, (l) => (l.db.prepare('SELECT value FROM "_svc_secrets.values" WHERE name = ?').get(name) as { value: string }).value);
-  return { secrets, use, editFile, sealed };
+  return { secrets, use, editFile, sealed, bus };
 }
 
 describe('SecretsService.get (the internal read API)', () => {
@@ -85,6 +87,30 @@ describe('SecretsService.get (the internal read API)', () => {
     expect(b).not.toBe(a);
     expect(a).not.toContain('plain-text-canary');
     expect(a).not.toContain(Buffer.from('plain-text-canary').toString('base64url'));
+  });
+});
+
+describe('change events', () => {
+  it('announces writes and deletes of secrets and flags by name, never with a value; a failed delete announces nothing', async () => {
+    const { secrets, use, bus } = setup();
+    const seen: unknown[] = [];
+    bus.on('secrets.changed', (e) => void seen.push(['secrets', e]));
+    bus.on('flags.changed', (e) => void seen.push(['flags', e]));
+    use('p1', (l) => {
+      secrets.put(l, 'TOKEN', { value: 'never-in-an-event' });
+      secrets.delete(l, 'TOKEN');
+      expect(() => secrets.delete(l, 'TOKEN')).toThrow('secret "TOKEN" not found');
+      secrets.putFlag(l, 'beta', { value: true, rollout: 10 });
+      secrets.deleteFlag(l, 'beta');
+    });
+    await bus.idle();
+    const at = '2026-01-02T03:04:05.000Z';
+    expect(seen).toEqual([
+      ['secrets', { projectId: 'p1', at, name: 'TOKEN', op: 'put' }],
+      ['secrets', { projectId: 'p1', at, name: 'TOKEN', op: 'delete' }],
+      ['flags', { projectId: 'p1', at, key: 'beta', op: 'put' }],
+      ['flags', { projectId: 'p1', at, key: 'beta', op: 'delete' }],
+    ]);
   });
 });
 

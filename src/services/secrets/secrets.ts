@@ -1,6 +1,7 @@
 import { isoAt } from '../../clock.js';
 import type { Sealer } from '../../control/seal.js';
 import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
+import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { checkFlagKey, flagOf, flagRow, FlagsView, type Flag } from './flags.js';
 import * as store from './store.js';
@@ -46,10 +47,13 @@ const state = (lease: ProjectLease): ProjectState => lease.cache(STATE, () => ne
  */
 export class SecretsService {
   readonly #sealer: Sealer;
+  readonly #bus: EventBus | null;
   readonly #now: () => number;
 
-  constructor(sealer: Sealer, now: () => number = Date.now) {
+  /** `bus` gets `secrets.changed` and `flags.changed` after each write (names and keys, never values). */
+  constructor(sealer: Sealer, bus: EventBus | null = null, now: () => number = Date.now) {
     this.#sealer = sealer;
+    this.#bus = bus;
     this.#now = now;
   }
 
@@ -95,6 +99,7 @@ export class SecretsService {
     };
     store.upsertSecret(lease, row);
     state(lease).values.set(name, value);
+    this.#bus?.emit('secrets.changed', { projectId: lease.projectId, at: row.updated_at, name, op: 'put' });
     return this.#entry(lease, row, value);
   }
 
@@ -103,6 +108,7 @@ export class SecretsService {
     const gone = store.deleteSecret(lease, name);
     state(lease).values.delete(name);
     if (!gone) throw notFound('secret', name);
+    this.#bus?.emit('secrets.changed', { projectId: lease.projectId, at: isoAt(this.#now()), name, op: 'delete' });
   }
 
   listFlags(lease: ProjectLease): { flags: Flag[] } {
@@ -113,6 +119,7 @@ export class SecretsService {
     const row = flagRow(key, body, isoAt(this.#now()));
     store.upsertFlag(lease, row);
     state(lease).flags = null;
+    this.#bus?.emit('flags.changed', { projectId: lease.projectId, at: row.updated_at, key, op: 'put' });
     return flagOf(row);
   }
 
@@ -121,6 +128,7 @@ export class SecretsService {
     const gone = store.deleteFlag(lease, key);
     state(lease).flags = null;
     if (!gone) throw notFound('flag', key);
+    this.#bus?.emit('flags.changed', { projectId: lease.projectId, at: isoAt(this.#now()), key, op: 'delete' });
   }
 
   /** `{"flags":{key: value}}` as JSON text for a user (or none); see FlagsView. */
