@@ -77,6 +77,17 @@ describe('SecretsService.get (the internal read API)', () => {
     });
   });
 
+  it('keeps its per-project cache bounded: thousands of missing names, and values stay right', () => {
+    const { secrets, use } = setup();
+    use('p1', (l) => {
+      secrets.put(l, 'KEPT', { value: 'kept-value' });
+      for (let i = 0; i < 5000; i++) expect(secrets.get(l, `MISSING_${i}`)).toBeNull();
+      expect(secrets.get(l, 'KEPT')).toBe('kept-value');
+      secrets.put(l, 'MISSING_7', { value: 'now-there' });
+      expect(secrets.get(l, 'MISSING_7')).toBe('now-there');
+    });
+  });
+
   it('stores only sealed values: v2 format, a fresh nonce per write, never the plaintext', () => {
     const { secrets, use, sealed } = setup();
     use('p1', (l) => secrets.put(l, 'K', { value: 'plain-text-canary' }));

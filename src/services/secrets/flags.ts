@@ -93,6 +93,8 @@ interface Rule {
 
 /** Per-user answers kept per project view (their JSON text), oldest dropped first. */
 const USER_ANSWERS = 1024;
+/** And at most about this many characters of them, so large flags keep fewer answers. */
+const USER_ANSWER_CHARS = 8 * 1024 * 1024;
 
 /**
  * The flags of one project ready to evaluate: built once per write (cached per project), so
@@ -105,6 +107,7 @@ export class FlagsView {
   readonly #anonymous: string;
   readonly #partial: boolean;
   readonly #users = new Map<string, string>();
+  readonly #maxUsers: number;
 
   constructor(rows: readonly FlagRow[]) {
     this.#rules = rows.map((r) => ({
@@ -117,6 +120,7 @@ export class FlagsView {
     }));
     this.#partial = this.#rules.some((r) => r.mode === 'rollout');
     this.#anonymous = this.#answer(null);
+    this.#maxUsers = Math.min(USER_ANSWERS, Math.floor(USER_ANSWER_CHARS / Math.max(1, this.#anonymous.length)));
   }
 
   /** `{"flags":{key: value}}` for a user (or none). */
@@ -125,7 +129,8 @@ export class FlagsView {
     let a = this.#users.get(userId);
     if (a === undefined) {
       a = this.#answer(userId);
-      if (this.#users.size >= USER_ANSWERS) this.#users.delete(this.#users.keys().next().value!);
+      if (this.#maxUsers === 0) return a;
+      if (this.#users.size >= this.#maxUsers) this.#users.delete(this.#users.keys().next().value!);
       this.#users.set(userId, a);
     }
     return a;

@@ -28,6 +28,9 @@ export interface SecretEntry {
   updated_at: string;
 }
 
+/** Names whose answer (value or none) `get` keeps per project; past it the cache starts over. */
+const CACHED_NAMES = 4096;
+
 /** Per-project state, cached on the project's connection (`lease.cache`) and emptied on write. */
 class ProjectState {
   /** Opened values by name; null: no such name. */
@@ -70,6 +73,8 @@ export class SecretsService {
     if (!NAME.test(name)) return null;
     const row = store.secretRow(lease, name);
     const plain = row === undefined ? null : this.#open(lease, row);
+    // note: misses are cached too (a function may ask for names that do not exist), hence the bound.
+    if (s.values.size >= CACHED_NAMES) s.values.clear();
     s.values.set(name, plain);
     return plain;
   }
@@ -98,7 +103,9 @@ export class SecretsService {
       updated_at: isoAt(this.#now()),
     };
     store.upsertSecret(lease, row);
-    state(lease).values.set(name, value);
+    const s = state(lease);
+    if (s.values.size >= CACHED_NAMES) s.values.clear();
+    s.values.set(name, value);
     this.#bus?.emit('secrets.changed', { projectId: lease.projectId, at: row.updated_at, name, op: 'put' });
     return this.#entry(lease, row, value);
   }
