@@ -57,6 +57,16 @@ describe('secrets and settings', () => {
     expect(await list()).toEqual([]);
   });
 
+  it('keeps its tables out of raw SQL, even with the service key', async () => {
+    expect((await put('HIDDEN', { value: 'h' })).status).toBe(200);
+    for (const sql of ['SELECT value FROM "_svc_secrets.values"', 'SELECT value FROM _svc_secrets.values', 'SELECT key FROM _svc_secrets.flags', 'DELETE FROM "_svc_secrets.values"']) {
+      const res = await s.req('/db/query', { method: 'POST', ...svc(), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) });
+      expect(res.status, sql).toBe(400);
+    }
+    expect((await list()).map((e) => e.name)).toEqual(['HIDDEN']);
+    expect((await s.req('/secrets/HIDDEN', { method: 'DELETE', ...svc() })).status).toBe(204);
+  });
+
   it('accepts a name of 128 characters and a value of exactly 64 KiB', async () => {
     const name = '_' + 'a'.repeat(127);
     const res = await put(name, { value: 'x'.repeat(64 * 1024) });

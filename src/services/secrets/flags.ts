@@ -113,8 +113,10 @@ export class FlagsView {
     this.#rules = rows.map((r) => ({
       key: r.key,
       keyJson: JSON.stringify(r.key),
-      value: r.value,
-      def: r.default_value,
+      // note: re-encoded, so a row edited by hand into something that is not JSON fails here (500)
+      // rather than splice broken text into every answer.
+      value: JSON.stringify(JSON.parse(r.value)),
+      def: JSON.stringify(JSON.parse(r.default_value)),
       mode: r.enabled !== 1 || r.rollout <= 0 ? 'off' : r.rollout >= 100 ? 'on' : 'rollout',
       rollout: r.rollout,
     }));
