@@ -153,6 +153,7 @@ describe('bad flag input', () => {
     await bad(await putFlag('f', { value: true, description: 'd'.repeat(1025) }), 400, 'invalid_field', 'description');
     await bad(await putFlag('f', { value: true, percent: 5 }), 400, 'invalid_field', 'body');
     await bad(await putFlag('f', [true]), 400, 'invalid_body');
+    await bad(await putFlag('f', { value: 'x'.repeat(128 * 1024) }), 413, 'payload_too_large');
     await bad(await putFlag('f', 'on'), 400, 'invalid_body');
     expect(await flags()).toEqual([]);
     // the limits themselves are accepted: 8 levels deep, 8 KiB of JSON

@@ -102,6 +102,11 @@ describe('bad input', () => {
     await bad(await put('BIG', { value: 'x'.repeat(64 * 1024 + 1) }), 400, 'invalid_field', 'value');
     // 64 KiB of characters, but more bytes in UTF-8
     await bad(await put('BIG', { value: 'é'.repeat(40 * 1024) }), 400, 'invalid_field', 'value');
+    // a valid value written with \u escapes fits the body limit (512 KiB); a larger body is 413 unread
+    const escaped = await s.req('/secrets/ESCAPED', { method: 'PUT', ...svc(), headers: { 'content-type': 'application/json' }, body: `{"value":"${'\\u0041'.repeat(64 * 1024)}"}` });
+    expect(escaped.status).toBe(200);
+    expect((await s.req('/secrets/ESCAPED', { method: 'DELETE', ...svc() })).status).toBe(204);
+    await bad(await put('BIG', { value: 'x'.repeat(512 * 1024) }), 413, 'payload_too_large');
     await bad(await put('NUM', { value: 42 }), 400, 'invalid_field', 'value');
     await bad(await put('NUM', {}), 400, 'invalid_field', 'value');
     await bad(await put('NUM', { value: null }), 400, 'invalid_field', 'value');

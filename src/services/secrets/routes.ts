@@ -3,6 +3,13 @@ import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../
 import type { SecretsService } from './secrets.js';
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
+/**
+ * Body limits: room for the largest valid write however the client escapes it (a 64 KiB value
+ * as `\u` escapes is 384 KiB; a flag's 8 KiB value and default plus its description well under
+ * 128 KiB); past them 413 before parsing, below them the field rules answer 400.
+ */
+export const SECRET_BODY_MAX = 512 * 1024;
+export const FLAG_BODY_MAX = 128 * 1024;
 
 /**
  * The secrets endpoints (contract "secrets"; docs/api.md "Secrets and feature flags"): every
@@ -29,6 +36,7 @@ export function secretsRoutes(secrets: SecretsService): RouteDef[] {
       auth: 'key',
       role: 'service_role',
       body: 'json',
+      maxBody: SECRET_BODY_MAX,
       handler: (req, ctx) => json(secrets.put(ctx.project, req.params.name!, req.json)),
     }),
     route({
@@ -57,6 +65,7 @@ export function secretsRoutes(secrets: SecretsService): RouteDef[] {
       role: 'service_role',
       body: 'json',
       jsonAny: true,
+      maxBody: FLAG_BODY_MAX,
       handler: (req, ctx) => json(secrets.putFlag(ctx.project, req.params.key!, req.json)),
     }),
     route({
