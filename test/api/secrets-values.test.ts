@@ -27,6 +27,10 @@ describe('secrets and settings', () => {
     // the same value gives the same fingerprint (sealed with a fresh nonce each time); another value another one
     const again = (await (await put('STRIPE_KEY', { value: 'sk_test_alpha' })).json()) as Entry;
     expect(again.fingerprint).toBe(entry.fingerprint);
+    // the same value under another name does not show as the same
+    const twin = (await (await put('STRIPE_KEY_COPY', { value: 'sk_test_alpha' })).json()) as Entry;
+    expect(twin.fingerprint).not.toBe(entry.fingerprint);
+    expect((await s.req('/secrets/STRIPE_KEY_COPY', { method: 'DELETE', ...svc() })).status).toBe(204);
     const changed = (await (await put('STRIPE_KEY', { value: 'sk_test_beta' })).json()) as Entry;
     expect(changed.fingerprint).not.toBe(entry.fingerprint);
     expect(changed.value).toBe('********');

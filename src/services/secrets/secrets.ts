@@ -155,7 +155,8 @@ export class SecretsService {
       name: row.name,
       secret,
       value: secret ? MASK : plain,
-      fingerprint: this.#sealer.mac(lease.projectId, 'secrets', plain).subarray(0, 4).toString('hex'),
+      // note: of the name and the value, so two names holding the same value do not show it.
+      fingerprint: this.#sealer.mac(lease.projectId, 'secrets', JSON.stringify([row.name, plain])).subarray(0, 4).toString('hex'),
       updated_at: row.updated_at,
     };
   }
