@@ -51,6 +51,9 @@ describe('secrets and settings', () => {
     expect((await (await put('AUTH_REDIRECT_URLS', { value: 'https://a.example', secret: true })).json()) as Entry).toMatchObject({ secret: true, value: '********' });
     // a setting turned into a secret by a later write is masked from then on
     expect((await (await put('APP_TITLE', { value: 'Shop', secret: true })).json()) as Entry).toMatchObject({ secret: true, value: '********' });
+    // a write without `secret` takes the name's default again
+    expect((await (await put('EMAIL_FROM', { value: 'x@example.com', secret: true })).json()) as Entry).toMatchObject({ secret: true, value: '********' });
+    expect((await (await put('EMAIL_FROM', { value: 'hello@example.com' })).json()) as Entry).toMatchObject({ secret: false, value: 'hello@example.com' });
     const names = (await list()).map((e) => [e.name, e.secret, e.value]);
     expect(names).toEqual([
       ['APP_TITLE', true, '********'],
