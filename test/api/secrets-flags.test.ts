@@ -114,6 +114,11 @@ describe('flags', () => {
     expect(none.status).toBe(401);
     const badToken = await s.req('/secrets/flags/evaluate', { headers: { authorization: 'Bearer lca_not-a-token' } });
     expect(badToken.status).toBe(401);
+    // a key without data:read: 401 missing_scope (contract, Authentication 9)
+    const storageOnly = s.server.projects.createKey(s.projectId, 'storage only', ['storage:read'], false).secret;
+    const noScope = await s.req('/secrets/flags/evaluate', { key: storageOnly });
+    expect(noScope.status).toBe(401);
+    expect((await errorOf(noScope)).code).toBe('missing_scope');
   });
 });
 
