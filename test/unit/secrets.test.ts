@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { Sealer } from '../../src/control/seal.js';
 import { EventBus } from '../../src/events/bus.js';
 import { ProjectRegistry } from '../../src/project/registry.js';
+import { FlagsView } from '../../src/services/secrets/flags.js';
 import { bucketOf, inRollout } from '../../src/services/secrets/rollout.js';
 import { SecretsService } from '../../src/services/secrets/secrets.js';
 
@@ -218,5 +219,27 @@ describe('Sealer.mac (the fingerprint key)', () => {
     expect(sealer.mac('p1', 'webhooks', 'value').toString('hex')).not.toBe(a);
     expect(sealer.mac('p1', 'secrets', 'value2').toString('hex')).not.toBe(a);
     expect(new Sealer(Buffer.alloc(32, 8)).mac('p1', 'secrets', 'value').toString('hex')).not.toBe(a);
+  });
+});
+
+describe('FlagsView (the cached evaluation)', () => {
+  const row = (key: string, value: string, rollout: number, enabled = 1) => ({ key, value, default_value: 'false', enabled, rollout, description: null, updated_at: 'x' });
+
+  it('answers every user right past its per-user cache (1,500 users, twice)', () => {
+    const view = new FlagsView([row('a', 'true', 30), row('b', '"on"', 100), row('c', '1', 50, 0)]);
+    expect(view.evaluate(null)).toBe('{"flags":{"a":false,"b":"on","c":false}}');
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 1500; i++) {
+        const id = `u${i}`;
+        expect(view.evaluate(id)).toBe(`{"flags":{"a":${bucketOf('a', id) < 3000},"b":"on","c":false}}`);
+      }
+    }
+  });
+
+  it('answers the same text for every user when no flag is under a partial rollout', () => {
+    const view = new FlagsView([row('x', '{"k":[1,2]}', 100), row('y', '2', 0)]);
+    expect(view.evaluate('anyone')).toBe('{"flags":{"x":{"k":[1,2]},"y":false}}');
+    expect(view.evaluate(null)).toBe(view.evaluate('someone else'));
+    expect(new FlagsView([]).evaluate('u')).toBe('{"flags":{}}');
   });
 });
