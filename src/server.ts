@@ -28,6 +28,8 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { SecretsService } from './services/secrets/secrets.js';
+import { secretsRoutes } from './services/secrets/routes.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -67,6 +69,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const traffic = new PublicTraffic();
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
+  // note: built before the services that read its settings and secrets (`secrets.get(lease, name)`).
+  const secrets = new SecretsService(sealer, bus);
   const auth = new AuthService(config, registry, bus, sealer);
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
@@ -91,6 +95,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...secretsRoutes(secrets),
   ];
   const pipeline = new Pipeline({
     config,

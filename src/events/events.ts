@@ -26,6 +26,10 @@ export interface EdgeEvents {
   'auth.session.revoked': { projectId: string; at: string; sessionId: string };
   /** A user signed up (or signed in anonymously); emitted after commit. */
   'auth.user.created': { projectId: string; at: string; userId: string; isAnonymous: boolean };
+  /** A secret or setting was written or deleted (its name only, never a value); emitted after commit. */
+  'secrets.changed': { projectId: string; at: string; name: string; op: 'put' | 'delete' };
+  /** A feature flag was written or deleted; for a realtime `flags` channel. Emitted after commit. */
+  'flags.changed': { projectId: string; at: string; key: string; op: 'put' | 'delete' };
 }
 
 export type EdgeEventName = keyof EdgeEvents;
