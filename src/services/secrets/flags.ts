@@ -1,4 +1,4 @@
-import { EdgeError, invalidField } from '../../edge/errors.js';
+import { EdgeError, invalidField } from '../../core/errors.js';
 import type { FlagRow } from './store.js';
 import { inRollout } from './rollout.js';
 

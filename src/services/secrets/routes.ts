@@ -1,4 +1,4 @@
-import { invalidField } from '../../edge/errors.js';
+import { invalidField } from '../../core/errors.js';
 import { json, noContent, route, type EdgeResponse, type RouteDef } from '../../edge/route.js';
 import type { SecretsService } from './secrets.js';
 

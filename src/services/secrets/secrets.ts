@@ -1,6 +1,6 @@
 import { isoAt } from '../../clock.js';
 import type { Sealer } from '../../control/seal.js';
-import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
+import { EdgeError, invalidField, notFound } from '../../core/errors.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { checkFlagKey, flagOf, flagRow, FlagsView, type Flag } from './flags.js';
