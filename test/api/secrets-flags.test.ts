@@ -115,7 +115,7 @@ describe('flags', () => {
     const badToken = await s.req('/secrets/flags/evaluate', { headers: { authorization: 'Bearer lca_not-a-token' } });
     expect(badToken.status).toBe(401);
     // a key without data:read: 401 missing_scope (contract, Authentication 9)
-    const storageOnly = s.server.projects.createKey(s.projectId, 'storage only', ['storage:read'], false).secret;
+    const storageOnly = s.createKey(['storage:read'], { name: 'storage only' }).secret;
     const noScope = await s.req('/secrets/flags/evaluate', { key: storageOnly });
     expect(noScope.status).toBe(401);
     expect((await errorOf(noScope)).code).toBe('missing_scope');
