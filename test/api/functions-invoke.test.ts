@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
 // A local server whose requests wait until the test releases them (a call that holds its slot).
-let held: ServerResponse[] = [];
+const held: ServerResponse[] = [];
 let seen = 0;
 let hold: Server;
 let holdUrl = '';
