@@ -2,23 +2,37 @@
 // Thin entry: runs the bundled CLI (built by `npm run build`, which `npm install` runs).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { isatty } from 'node:tty';
 import { fileURLToPath } from 'node:url';
 
 // note: isolated-vm (functions) on Node >= 20 needs V8 started with `--no-node-snapshot`
 // (DESIGN.md §10). Without it, this entry runs itself again under a child Node with the
 // flag: stdio is shared, signals are passed on, and the child's exit code (or the signal that
-// ended it) becomes ours. The child dies at once (SIGKILL, as its parent did) when this
-// process is gone, so `kill -9` of this pid still ends the server abruptly.
+// ended it) becomes ours. A link (fd 3) tells the child how this entry ended:
+// - killed (`kill -9`): the link closes unannounced and the child kills itself (SIGKILL), so
+//   the server still ends abruptly, as it did when it was this process;
+// - its own parent died: this entry says so on the link and exits; the child's parent then
+//   changes, which `serve` already follows (ephemeral, or started by npm) as it did before.
 const FLAG = '--no-node-snapshot';
-const PARENT = 'PLATFORM_EDGE_REEXEC_PARENT';
+const LINKED = 'PLATFORM_EDGE_REEXEC_LINK';
+const PARENT_GONE = 'parent-exited\n';
 const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(FLAG);
 
-if (!hasFlag && process.env[PARENT] === undefined) {
+if (!hasFlag && process.env[LINKED] === undefined) {
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, [PARENT]: String(process.pid) },
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+    env: { ...process.env, [LINKED]: '3' },
   });
+  const link = child.stdio[3];
+  link.on('error', () => {});
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    link.end(PARENT_GONE, () => process.exit(0));
+  }, 200);
+  watch.unref();
   const forward = (sig) => {
     // note: Ctrl-C at a terminal already reaches the child (same foreground process group);
     // passing it on too would count as a second Ctrl-C, which forces the exit.
@@ -40,13 +54,17 @@ if (!hasFlag && process.env[PARENT] === undefined) {
     process.exit(code ?? 1);
   });
 } else {
-  const parent = Number(process.env[PARENT]);
-  if (process.env[PARENT] !== undefined) {
-    delete process.env[PARENT];
-    const watch = setInterval(() => {
-      if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL');
-    }, 100);
-    watch.unref();
+  if (process.env[LINKED] !== undefined) {
+    delete process.env[LINKED];
+    const link = new Socket({ fd: 3, readable: true, writable: false });
+    let told = '';
+    link.setEncoding('utf8');
+    link.on('data', (d) => (told += d));
+    link.on('error', () => {});
+    link.on('close', () => {
+      if (told !== PARENT_GONE) process.kill(process.pid, 'SIGKILL');
+    });
+    link.unref();
   }
   const bundle = new URL('../build/platform-edge.mjs', import.meta.url);
   if (!existsSync(bundle)) {
