@@ -28,6 +28,9 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { OutboundClient } from './net/outbound.js';
+import { FunctionsService } from './services/functions/functions.js';
+import { functionsRoutes } from './services/functions/routes.js';
 import { SecretsService } from './services/secrets/secrets.js';
 import { secretsRoutes } from './services/secrets/routes.js';
 
@@ -87,6 +90,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
+  const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -95,6 +99,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...functionsRoutes(functions),
     ...secretsRoutes(secrets),
   ];
   const pipeline = new Pipeline({
@@ -158,6 +163,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       clearInterval(pruneTimer);
       await http?.shutdown(5000);
       live.close();
+      functions.close();
       await sqlPool.close();
       credentials.close();
       registry.closeAll();
