@@ -121,7 +121,7 @@ describe('ctx.db as the caller, under RLS', () => {
   });
 
   it("a key without data scopes cannot use ctx.db (missing_scope), as it could not use /db", async () => {
-    const { secret } = s.server.projects.createKey(s.projectId, 'fn-only', ['functions:invoke'], false);
+    const { secret } = s.createKey(['functions:invoke'], { name: 'fn-only' });
     const r = await dbOp('list', ['todos'], { key: secret });
     expect(r.status, r.text).toBe(200);
     expect(r.body.result).toMatchObject({ code: 'missing_scope', status: 401 });
@@ -151,7 +151,7 @@ describe('ctx.secrets', () => {
   });
 
   it("another project's function never reads this project's secrets", async () => {
-    const p = s.server.projects.create('other-sec');
+    const p = s.createProject('other-sec');
     const src = 'export default (n, ctx) => ctx.secrets.get("STRIPE_KEY");';
     const d = await call(s, 'PUT', '/functions/sec', { source: src, secrets: ['STRIPE_KEY'] }, { key: p.service });
     expect(d.status, d.text).toBe(201);

@@ -10,7 +10,7 @@ let other: { key: string };
 
 beforeAll(async () => {
   s = await startTestServer();
-  const p = s.server.projects.create('other');
+  const p = s.createProject('other');
   other = { key: p.publishable };
   const r = await call(s, 'PUT', '/functions/calm', { source: 'export default () => "calm";' }, { key: p.service });
   expect(r.status, r.text).toBe(201);

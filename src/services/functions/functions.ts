@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
-import { EdgeError, invalidField, notFound, payloadTooLarge } from '../../edge/errors.js';
-import type { AuthContext } from '../../edge/route.js';
+import { EdgeError, invalidField, notFound, payloadTooLarge } from '../../core/errors.js';
+import type { AuthContext } from '../../core/auth-context.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { EventBus } from '../../events/bus.js';
 import type { OutboundClient } from '../../net/outbound.js';

@@ -1,4 +1,4 @@
-import { EdgeError } from '../../edge/errors.js';
+import { EdgeError } from '../../core/errors.js';
 
 interface Slot {
   active: number;

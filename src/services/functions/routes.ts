@@ -1,4 +1,4 @@
-import { EdgeError, invalidField } from '../../edge/errors.js';
+import { EdgeError, invalidField } from '../../core/errors.js';
 import { parseJsonBody } from '../../edge/json-body.js';
 import { json, noContent, route, type HandlerRequest, type RouteDef } from '../../edge/route.js';
 import type { Config } from '../../config.js';

@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { EdgeError, normalize } from '../../edge/errors.js';
+import { EdgeError, normalize } from '../../core/errors.js';
 import { BRIDGE_SOURCE } from './bridge.js';
 
 /**
