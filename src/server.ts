@@ -28,6 +28,7 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { createJobsSystem } from './services/functions/jobs-wiring.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -83,6 +84,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
+  // note: until functions can be invoked, a job has nothing to run and dies at once.
+  const jobsSystem = createJobsSystem(config, control.db, registry, bus, () => Promise.reject(Object.assign(new Error('functions cannot run yet'), { permanent: true })), {}, log);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -91,6 +94,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...jobsSystem.routes,
   ];
   const pipeline = new Pipeline({
     config,
@@ -146,12 +150,14 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port, config);
+      jobsSystem.start();
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },
     async close() {
       clearInterval(pruneTimer);
       await http?.shutdown(5000);
+      await jobsSystem.close();
       live.close();
       await sqlPool.close();
       credentials.close();
