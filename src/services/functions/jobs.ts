@@ -323,11 +323,13 @@ function canRead(caller: JobCaller, row: JobRow): boolean {
 const MAX_ERROR = 2000;
 
 function describeFailure(err: unknown): { message: string; logs: unknown[]; permanent: boolean } {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown; logs?: unknown; permanent?: unknown; code?: unknown };
+  const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown; logs?: unknown; permanent?: unknown; beside?: { logs?: unknown } };
   const message = typeof e.message === 'string' && e.message ? e.message : String(err);
+  // note: an invoke error carries the function's logs beside the error (EdgeError `beside`).
+  const logs = Array.isArray(e.logs) ? e.logs : Array.isArray(e.beside?.logs) ? e.beside.logs : [];
   return {
     message: message.length > MAX_ERROR ? `${message.slice(0, MAX_ERROR)}…` : message,
-    logs: Array.isArray(e.logs) ? e.logs : [],
+    logs,
     permanent: e.permanent === true || (err instanceof EdgeError && err.code === 'not_found'),
   };
 }
