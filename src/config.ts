@@ -137,6 +137,14 @@ export interface Config {
   readonly wsIdleTimeoutS: number;
   /** WebSocket: largest message a client may send, bytes; past it the socket is closed with 1009. */
   readonly wsMaxMessage: number;
+  /** Functions: calls one project may run at once (docs/api.md "Sandbox"). */
+  readonly functionsConcurrency: number;
+  /** Functions: calls one project may have waiting; beyond: 429 `rate_limited`. */
+  readonly functionsQueue: number;
+  /** Functions: a warm isolate unused this long is disposed, ms. */
+  readonly functionsIdleMs: number;
+  /** Functions: warm isolates kept at most (all projects); the least recently used goes first. */
+  readonly functionsMaxIsolates: number;
   /** Function jobs run at once by this process (PLATFORM_EDGE_JOBS_CONCURRENCY). */
   readonly jobsConcurrency: number;
   /** Added to a function's timeout to make a claimed job's lease, ms (PLATFORM_EDGE_JOBS_LEASE_GRACE_MS). */
@@ -217,6 +225,10 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     sqlProjectQueue: int(env.PLATFORM_EDGE_SQL_PROJECT_QUEUE, 'PLATFORM_EDGE_SQL_PROJECT_QUEUE') ?? 32,
     sqlTimeoutMs: int(env.PLATFORM_EDGE_SQL_TIMEOUT_MS, 'PLATFORM_EDGE_SQL_TIMEOUT_MS') ?? 5000,
     outboundLoopback: outboundLoopback(env.PLATFORM_EDGE_OUTBOUND_LOOPBACK),
+    functionsConcurrency: int(env.PLATFORM_EDGE_FUNCTIONS_CONCURRENCY, 'PLATFORM_EDGE_FUNCTIONS_CONCURRENCY') ?? 4,
+    functionsQueue: int(env.PLATFORM_EDGE_FUNCTIONS_QUEUE, 'PLATFORM_EDGE_FUNCTIONS_QUEUE') ?? 16,
+    functionsIdleMs: int(env.PLATFORM_EDGE_FUNCTIONS_IDLE_MS, 'PLATFORM_EDGE_FUNCTIONS_IDLE_MS') ?? 300_000,
+    functionsMaxIsolates: int(env.PLATFORM_EDGE_FUNCTIONS_MAX_ISOLATES, 'PLATFORM_EDGE_FUNCTIONS_MAX_ISOLATES') ?? 64,
     outboundConnectTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS') ?? 5000,
     outboundTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS') ?? 15_000,
     outboundMaxResponseBytes: int(env.PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES, 'PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES') ?? 5 * 1024 * 1024,
@@ -271,6 +283,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   if (merged.wsIdleTimeoutS !== 0 && (merged.wsIdleTimeoutS < 8 || merged.wsIdleTimeoutS > 960)) {
     throw new Error(`PLATFORM_EDGE_WS_IDLE_TIMEOUT_S must be 0 or 8-960, got ${merged.wsIdleTimeoutS}`);
   }
+  if (merged.functionsConcurrency < 1) throw new Error(`PLATFORM_EDGE_FUNCTIONS_CONCURRENCY must be at least 1, got ${merged.functionsConcurrency}`);
+  if (merged.functionsMaxIsolates < 1) throw new Error(`PLATFORM_EDGE_FUNCTIONS_MAX_ISOLATES must be at least 1, got ${merged.functionsMaxIsolates}`);
   if (merged.changeLogKeep < 1) throw new Error(`PLATFORM_EDGE_CHANGE_LOG_KEEP must be at least 1, got ${merged.changeLogKeep}`);
   // note: 0 stands for "derived": a million rows, or the kept count when that is more.
   if (merged.changeLogCap === 0) merged.changeLogCap = Math.max(1_000_000, merged.changeLogKeep);

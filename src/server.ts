@@ -28,6 +28,9 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { OutboundClient } from './net/outbound.js';
+import { FunctionsService } from './services/functions/functions.js';
+import { functionsRoutes } from './services/functions/routes.js';
 import { createJobsSystem } from './services/functions/jobs-wiring.js';
 
 export interface EdgeServer {
@@ -84,8 +87,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  // note: until functions can be invoked, a job has nothing to run and dies at once.
-  const jobsSystem = createJobsSystem(config, control.db, registry, bus, () => Promise.reject(Object.assign(new Error('functions cannot run yet'), { permanent: true })), {}, log);
+  const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets: { get: () => null } });
+  const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -94,6 +97,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...functionsRoutes(functions),
     ...jobsSystem.routes,
   ];
   const pipeline = new Pipeline({
@@ -159,6 +163,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       await http?.shutdown(5000);
       await jobsSystem.close();
       live.close();
+      functions.close();
       await sqlPool.close();
       credentials.close();
       registry.closeAll();

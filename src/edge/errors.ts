@@ -8,6 +8,7 @@ const STATUS = {
   invalid_request: 400,
   outbound_blocked: 400,
   unsupported_sql: 400,
+  invalid_source: 400,
   statement_timeout: 400,
   unauthorized: 401,
   invalid_credentials: 401,
@@ -28,10 +29,13 @@ const STATUS = {
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
+  function_error: 500,
+  function_out_of_memory: 500,
   provider_unreachable: 502,
   response_too_large: 502,
   unavailable: 503,
   provider_timeout: 504,
+  function_timeout: 504,
   insufficient_storage: 507,
 } as const;
 
@@ -42,11 +46,13 @@ export class EdgeError extends Error {
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
+  /** Fields sent beside `error` in the envelope (a function's `logs`, docs/api.md "Invoke"). */
+  readonly beside: Record<string, unknown> | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: { details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown; beside?: Record<string, unknown> } = {},
   ) {
     // note: an EdgeError is an answer, not a fault: no stack trace is captured. Capturing one
     // walks and deoptimises-to-summarise every frame, which made each 401 or 404 cost about
@@ -61,6 +67,7 @@ export class EdgeError extends Error {
     this.status = STATUS[code];
     this.details = opts.details;
     this.headers = opts.headers;
+    this.beside = opts.beside;
   }
 }
 
@@ -84,7 +91,7 @@ export const methodNotAllowed = (allowed: readonly string[]): EdgeError =>
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
-  body: { error: { code: string; message: string; details?: Record<string, unknown> } };
+  body: { error: { code: string; message: string; details?: Record<string, unknown> }; [beside: string]: unknown };
 }
 
 interface SqliteLike {
@@ -113,8 +120,8 @@ export function toHttp(err: unknown, requestId: string): HttpError & { internal?
 function envelope(e: EdgeError, message: string): HttpError {
   const error: HttpError['body']['error'] = { code: e.code, message };
   // note: details of other codes stay internal, except an import's progress (`inserted`, docs/api.md "Importing rows").
-  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql' || 'inserted' in e.details)) error.details = e.details;
-  return { status: e.status, headers: { ...e.headers }, body: { error } };
+  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql' || e.code === 'invalid_source' || 'inserted' in e.details)) error.details = e.details;
+  return { status: e.status, headers: { ...e.headers }, body: e.beside === undefined ? { error } : { error, ...e.beside } };
 }
 
 /** Turns a thrown value into an EdgeError; SQLite errors are mapped by their code, never by message. */

@@ -1,14 +1,16 @@
 import type Database from 'better-sqlite3';
 import type { Config } from '../../config.js';
-import type { RouteDef } from '../../edge/route.js';
+import { EdgeError, notFound } from '../../edge/errors.js';
+import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type RouteDef } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectRegistry } from '../../project/registry.js';
+import type { FunctionsService } from './functions.js';
 import { ScheduleStore } from './jobs-store.js';
 import { jobsRoutes } from './jobs-routes.js';
-import { JobsService, JobWorker, systemClock, type JobRunner, type JobsOptions } from './jobs.js';
-import { FunctionScheduler } from './scheduler.js';
+import { JobsService, JobWorker, systemClock, type JobCaller, type JobRunner } from './jobs.js';
+import { FunctionScheduler, parseSchedules, parseTriggers } from './scheduler.js';
 
-/** Jobs, schedules and triggers of one server, wired to the bus (server.ts builds one). */
+/** Jobs, schedules and triggers of one server, wired to the functions service and the bus (server.ts builds one). */
 export interface JobsSystem {
   readonly jobs: JobsService;
   readonly worker: JobWorker;
@@ -19,24 +21,72 @@ export interface JobsSystem {
   close(): Promise<void>;
 }
 
+const ALL_SCOPES = new Set(SCOPES);
+const KEY_SCOPES = new Set(PUBLISHABLE_SCOPES);
+
+/**
+ * The AuthContext a job runs under: its enqueuer's user id and role, rebuilt from the stored
+ * pair (no token is kept): the service role with every scope, else the publishable key's scopes.
+ */
+export function jobAuth(projectId: string, c: JobCaller): AuthContext {
+  const service = c.role === 'service_role';
+  return {
+    projectId,
+    keyId: null,
+    scopes: service ? ALL_SCOPES : KEY_SCOPES,
+    role: c.role,
+    operator: null,
+    user: c.userId === null ? null : { id: c.userId, role: c.role, sessionId: '', aal: 'aal1', claims: { sub: c.userId, role: c.role } },
+  };
+}
+
 export function createJobsSystem(
   config: Config,
   control: Database.Database,
   registry: ProjectRegistry,
   bus: EventBus,
-  runner: JobRunner,
-  hooks: Pick<JobsOptions, 'timeoutOf' | 'exists'> = {},
+  functions: FunctionsService,
   log: (msg: string, err?: unknown) => void = () => {},
 ): JobsSystem {
   const index = new ScheduleStore(control);
   const jobs = new JobsService(
     index,
-    { concurrency: config.jobsConcurrency, perProject: 4, leaseGraceMs: config.jobsLeaseGraceMs, pollMs: config.jobsPollMs, ...hooks },
+    {
+      concurrency: config.jobsConcurrency,
+      // note: the functions gate runs this many calls of a project at once; more would only queue there.
+      perProject: config.functionsConcurrency,
+      leaseGraceMs: config.jobsLeaseGraceMs,
+      pollMs: config.jobsPollMs,
+      timeoutOf: (lease, fn) => functions.options(lease, fn)?.timeout_ms ?? null,
+      admit: (lease, fn, caller) => {
+        const o = functions.options(lease, fn);
+        if (o === null) throw notFound('function', fn);
+        // note: a job is checked against the function's `access` when enqueued, as an invoke would be.
+        if (o.access === 'user' && caller.userId === null && caller.role !== 'service_role') {
+          throw new EdgeError('unauthorized', 'this function needs a signed-in user (Authorization: Bearer)');
+        }
+        if (o.access === 'service' && caller.role !== 'service_role') throw new EdgeError('forbidden', 'this function needs the service role');
+      },
+    },
     config.jobsClock ?? systemClock,
   );
+  const runner: JobRunner = async (lease, job) => {
+    const out = await functions.invoke(lease, job.function, job.args, jobAuth(lease.projectId, job.caller), { checkAccess: false });
+    return { result: out.result, logs: out.logs };
+  };
   const worker = new JobWorker(jobs, registry, runner, log);
   const scheduler = new FunctionScheduler(jobs, registry, log);
   worker.beforeTick(() => scheduler.fireDue());
+  functions.addOptionCheck((_name, o) => {
+    parseSchedules(o.schedules);
+    parseTriggers(o.triggers);
+  });
+  functions.onDeployed((lease, d) => {
+    scheduler.setSchedules(lease.projectId, d.name, parseSchedules(d.options.schedules));
+    scheduler.setTriggers(lease, d.name, parseTriggers(d.options.triggers));
+    worker.poke();
+  });
+  functions.onDeleted((lease, name) => scheduler.functionDeleted(lease, name));
   bus.on('db.change', (e) => scheduler.changed(e.projectId));
   bus.on('project.deleted', (e) => scheduler.projectDeleted(e.projectId));
   return {

@@ -53,8 +53,8 @@ export interface JobsOptions {
   pollMs: number;
   /** A function's timeout, ms (the lease is this plus the grace); null: unknown, the longest. */
   timeoutOf?: (lease: ProjectLease, fn: string) => number | null;
-  /** Whether a function exists (enqueueing an unknown one is 404); absent: not checked. */
-  exists?: (lease: ProjectLease, fn: string) => boolean;
+  /** Checks that `caller` may enqueue a job of `fn` (throws: 404 unknown function, 401/403 its `access`); absent: not checked. */
+  admit?: (lease: ProjectLease, fn: string, caller: JobCaller) => void;
 }
 
 export const MAX_ATTEMPTS = 20;
@@ -179,7 +179,7 @@ export class JobsService {
       idem = `${caller.userId ?? caller.role}\n${k}`;
     }
     const args = JSON.stringify(input.args === undefined ? null : input.args);
-    if (this.opts.exists && !this.opts.exists(p, input.function)) throw notFound('function', input.function);
+    this.opts.admit?.(p, input.function, caller);
     const made = p.db.transaction(() => {
       if (idem !== null) {
         const hit = jobsStore.byIdempotencyKey(p, idem, now - IDEMPOTENCY_WINDOW_MS);

@@ -248,8 +248,13 @@ export class FunctionScheduler {
         for (const c of read.changes) {
           for (const t of triggers) {
             if (!matches(c, t)) continue;
-            this.#jobs.enqueue(p, SERVICE_CALLER, { function: t.function, args: triggerPayload(c) });
-            enqueued++;
+            try {
+              this.#jobs.enqueue(p, SERVICE_CALLER, { function: t.function, args: triggerPayload(c) });
+              enqueued++;
+            } catch (err) {
+              // note: one trigger that cannot enqueue (its function went) must not hold the cursor back for the others.
+              this.#log(`trigger of function ${t.function} (project ${p.projectId}) did not enqueue`, err);
+            }
           }
         }
         advanceCursor(p, TRIGGER_CURSOR, read.changes.at(-1)!.seq);

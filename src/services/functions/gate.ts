@@ -1,0 +1,42 @@
+import { EdgeError } from '../../edge/errors.js';
+
+interface Slot {
+  active: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * At most `limit` calls per project at once; then up to `queue` wait in order; beyond that
+ * 429 `rate_limited` (docs/api.md "Sandbox"). One project's slow functions never take
+ * another project's turns.
+ */
+export class Gate {
+  readonly #slots = new Map<string, Slot>();
+
+  constructor(
+    readonly limit: number,
+    readonly queue: number,
+  ) {}
+
+  /** Resolves to the release function once the call may run. */
+  async enter(projectId: string): Promise<() => void> {
+    let slot = this.#slots.get(projectId);
+    if (slot === undefined) this.#slots.set(projectId, (slot = { active: 0, waiting: [] }));
+    if (slot.active >= this.limit) {
+      if (slot.waiting.length >= this.queue) {
+        throw new EdgeError('rate_limited', `this project already runs ${this.limit} function calls and has ${this.queue} waiting; retry shortly`, { headers: { 'retry-after': '1' } });
+      }
+      await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    }
+    slot.active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      slot.active--;
+      const next = slot.waiting.shift();
+      if (next !== undefined) next();
+      else if (slot.active === 0) this.#slots.delete(projectId);
+    };
+  }
+}

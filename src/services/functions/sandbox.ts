@@ -1,0 +1,375 @@
+import ivm from 'isolated-vm';
+import { EdgeError, normalize } from '../../edge/errors.js';
+import { BRIDGE_SOURCE } from './bridge.js';
+
+/**
+ * The isolated-vm sandbox of the functions service (docs/api.md "Sandbox").
+ *
+ * - One isolate per (project, version), warm in an LRU (`maxIsolates`, idle `idleMs`): module
+ *   state may persist across warm calls of one version, never across versions or projects.
+ * - Only the async `apply`/`evaluate` forms: the event loop never waits for user code (it runs
+ *   on isolated-vm's threads).
+ * - Time: each entry's own `timeout`, plus a host timer that disposes the isolate when async work
+ *   outlives the call's limit (a promise that never settles, a microtask loop).
+ * - Memory: `memoryLimit`; an isolate that passes it is disposed by isolated-vm.
+ * - What crosses: strings and numbers, copied, through three `ivm.Callback`s (bridge.ts).
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export interface LogLine {
+  level: LogLevel;
+  message: string;
+  at: string;
+}
+
+/** Lines and bytes of logs one call keeps; past them a last line says how many were dropped. */
+export const MAX_LOG_LINES = 100;
+export const MAX_LOG_BYTES = 64 * 1024;
+/** The largest result, bytes of JSON. */
+export const MAX_RESULT_BYTES = 1024 * 1024;
+/** Time a module's top level may take at deploy (the compile check) and at a cold start, ms. */
+const EVALUATE_MS = 1000;
+const CHECK_MEMORY_MB = 32;
+
+/** What one call offers its `ctx` (the service implements it per caller). */
+export interface CallHost {
+  /** An async operation (`db.*`, `fetch`) with a JSON payload; resolves to a JSON value. */
+  op(op: string, payload: unknown): Promise<unknown>;
+  /** `ctx.secrets.get(name)`; throws an EdgeError for a name the function may not read. */
+  secret(name: string): string | null;
+}
+
+export interface CallSpec {
+  /** The warm-cache key: project and version id. */
+  key: string;
+  code: string;
+  memoryMb: number;
+  timeoutMs: number;
+}
+
+interface Call {
+  readonly host: CallHost;
+  readonly logs: LogLine[];
+  bytes: number;
+  dropped: number;
+  done: boolean;
+  timedOut: boolean;
+}
+
+interface Warm {
+  readonly key: string;
+  readonly isolate: ivm.Isolate;
+  readonly calls: Map<number, Call>;
+  invoke: ivm.Reference | null;
+  deliver: ivm.Reference | null;
+  active: number;
+  lastUsed: number;
+  /** Set when this host disposed it (a timeout), so sibling calls answer accordingly. */
+  killedBy: 'timeout' | null;
+}
+
+export class Sandbox {
+  readonly #warm = new Map<string, Promise<Warm>>();
+  readonly #maxIsolates: number;
+  readonly #idleMs: number;
+  readonly #sweep: NodeJS.Timeout;
+  #callSeq = 0;
+  #opSeq = 0;
+  #coldStarts = 0;
+
+  constructor(opts: { maxIsolates: number; idleMs: number }) {
+    this.#maxIsolates = opts.maxIsolates;
+    this.#idleMs = opts.idleMs;
+    this.#sweep = setInterval(() => this.#dropIdle(), Math.max(1000, Math.min(opts.idleMs, 60_000)));
+    this.#sweep.unref();
+  }
+
+  get warmCount(): number {
+    return this.#warm.size;
+  }
+
+  get coldStarts(): number {
+    return this.#coldStarts;
+  }
+
+  /**
+   * The deploy-time check in a scratch isolate: the module compiles, imports nothing, its top
+   * level finishes within a second, and it exports a default function or `handler`. Throws 400
+   * `invalid_source` (with `details.line` and `details.column` for a syntax error).
+   */
+  async check(code: string): Promise<void> {
+    const isolate = new ivm.Isolate({ memoryLimit: CHECK_MEMORY_MB });
+    try {
+      const context = await isolate.createContext();
+      await this.#load(isolate, context, code, true);
+    } finally {
+      if (!isolate.isDisposed) isolate.dispose();
+    }
+  }
+
+  /**
+   * Runs one call: the handler with `argsJson` and a `ctx` for `userJson` and `host`. Resolves
+   * to the result's JSON text and the call's logs; rejects with an EdgeError
+   * (`function_error`, `function_timeout`, `function_out_of_memory`) whose `beside.logs` holds the logs.
+   */
+  async run(spec: CallSpec, argsJson: string, userJson: string, host: CallHost): Promise<{ json: string; logs: LogLine[] }> {
+    const id = ++this.#callSeq;
+    const call: Call = { host, logs: [], bytes: 0, dropped: 0, done: false, timedOut: false };
+    let warm: Warm;
+    try {
+      warm = await this.#get(spec);
+    } catch (err) {
+      throw this.#failure(err, call, null, spec);
+    }
+    warm.active++;
+    warm.lastUsed = Date.now();
+    warm.calls.set(id, call);
+    const timer = setTimeout(() => {
+      call.timedOut = true;
+      this.#kill(warm, 'timeout');
+    }, spec.timeoutMs);
+    try {
+      const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], {
+        arguments: { copy: true },
+        result: { promise: true, copy: true },
+        timeout: spec.timeoutMs,
+      })) as unknown;
+      if (typeof out !== 'string') throw new EdgeError('function_error', 'the function returned no result');
+      if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
+      const json = out.slice(1);
+      if (Buffer.byteLength(json) > MAX_RESULT_BYTES) throw new EdgeError('function_error', `the result is over ${MAX_RESULT_BYTES} bytes of JSON`);
+      return { json, logs: finish(call) };
+    } catch (err) {
+      throw this.#failure(err, call, warm, spec);
+    } finally {
+      clearTimeout(timer);
+      call.done = true;
+      warm.calls.delete(id);
+      warm.active--;
+      warm.lastUsed = Date.now();
+    }
+  }
+
+  /** Drops the warm isolates of these keys (a deleted function, a deleted project). */
+  drop(match: (key: string) => boolean): void {
+    for (const [key, p] of this.#warm) {
+      if (!match(key)) continue;
+      this.#warm.delete(key);
+      void p.then((w) => this.#dispose(w), () => {});
+    }
+  }
+
+  close(): void {
+    clearInterval(this.#sweep);
+    this.drop(() => true);
+  }
+
+  #failure(err: unknown, call: Call, warm: Warm | null, spec: CallSpec): EdgeError {
+    const logs = finish(call);
+    let e: EdgeError;
+    const msg = err instanceof Error ? err.message : String(err);
+    if (err instanceof EdgeError) e = err;
+    else if (call.timedOut || /timed out/i.test(msg)) e = new EdgeError('function_timeout', `the function ran longer than its limit of ${spec.timeoutMs} ms`);
+    else if (/memory limit/i.test(msg) || (warm?.isolate.isDisposed === true && warm.killedBy === null)) {
+      e = new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${spec.memoryMb} MB`);
+    } else if (warm?.killedBy === 'timeout') e = new EdgeError('unavailable', 'the function was reset by another call of it that timed out; retry', { headers: { 'retry-after': '1' } });
+    else e = new EdgeError('function_error', msg.slice(0, 4096) || 'the function failed');
+    if (warm !== null && (e.code === 'function_timeout' || e.code === 'function_out_of_memory' || warm.isolate.isDisposed)) this.#kill(warm, e.code === 'function_timeout' ? 'timeout' : null);
+    return new EdgeError(e.code, e.message, { headers: e.headers, details: e.details, beside: { logs }, cause: err });
+  }
+
+  #get(spec: CallSpec): Promise<Warm> {
+    let p = this.#warm.get(spec.key);
+    if (p !== undefined) {
+      // note: Map order is the LRU order: a use moves the key to the end.
+      this.#warm.delete(spec.key);
+      this.#warm.set(spec.key, p);
+      return p;
+    }
+    p = this.#create(spec);
+    this.#warm.set(spec.key, p);
+    p.catch(() => {
+      if (this.#warm.get(spec.key) === p) this.#warm.delete(spec.key);
+    });
+    this.#trim();
+    return p;
+  }
+
+  async #create(spec: CallSpec): Promise<Warm> {
+    this.#coldStarts++;
+    const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
+    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null };
+    try {
+      const context = await isolate.createContext();
+      const bridge = await isolate.compileScript(BRIDGE_SOURCE, { filename: 'platform-edge:bridge' });
+      const setup = (await bridge.run(context, { reference: true, timeout: EVALUATE_MS })) as ivm.Reference;
+      const handler = await this.#load(isolate, context, spec.code, false);
+      const log = new ivm.Callback((id: unknown, level: unknown, message: unknown) => this.#log(warm, id, level, message));
+      const start = new ivm.Callback((id: unknown, op: unknown, payload: unknown) => this.#start(warm, id, op, payload));
+      const secret = new ivm.Callback((id: unknown, name: unknown) => this.#secret(warm, id, name));
+      const pair = (await setup.apply(undefined, [log, start, secret, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
+      warm.invoke = (await pair.get(0, { reference: true })) as ivm.Reference;
+      warm.deliver = (await pair.get(1, { reference: true })) as ivm.Reference;
+      return warm;
+    } catch (err) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw err;
+    }
+  }
+
+  /** Compiles, links (refusing every import) and evaluates the module; the handler's Reference. */
+  async #load(isolate: ivm.Isolate, context: ivm.Context, code: string, check: boolean): Promise<ivm.Reference | null> {
+    let mod: ivm.Module;
+    try {
+      mod = await isolate.compileModule(code, { filename: 'function.js' });
+    } catch (err) {
+      throw sourceError(err);
+    }
+    const imports = mod.dependencySpecifiers;
+    if (imports.length > 0) throw new EdgeError('invalid_source', `import is not allowed (the module imports "${imports[0]!.slice(0, 200)}")`);
+    await mod.instantiate(context, () => {
+      throw new Error('import is not allowed');
+    });
+    try {
+      await mod.evaluate({ timeout: EVALUATE_MS });
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      if (!check) throw err;
+      throw new EdgeError('invalid_source', /timed out/i.test(msg) ? `the module's top level ran longer than ${EVALUATE_MS} ms` : `the module's top level threw: ${msg.slice(0, 1000)}`);
+    }
+    for (const name of ['default', 'handler']) {
+      const ref = (await mod.namespace.get(name, { reference: true })) as ivm.Reference;
+      if (ref.typeof === 'function') return ref;
+    }
+    throw new EdgeError('invalid_source', 'the module must export a default function or a function named "handler"');
+  }
+
+  #call(warm: Warm, id: unknown): Call | null {
+    const call = typeof id === 'number' ? warm.calls.get(id) : undefined;
+    return call === undefined || call.done ? null : call;
+  }
+
+  #log(warm: Warm, id: unknown, level: unknown, message: unknown): void {
+    const call = this.#call(warm, id);
+    if (call === null) return;
+    const text = typeof message === 'string' ? message : '';
+    const size = Buffer.byteLength(text);
+    if (call.logs.length >= MAX_LOG_LINES - 1 || call.bytes + size > MAX_LOG_BYTES) {
+      call.dropped++;
+      return;
+    }
+    call.bytes += size;
+    call.logs.push({ level: LEVELS.has(level as LogLevel) ? (level as LogLevel) : 'info', message: text, at: new Date().toISOString() });
+  }
+
+  #start(warm: Warm, id: unknown, op: unknown, payload: unknown): number {
+    const n = ++this.#opSeq;
+    const call = this.#call(warm, id);
+    const run = async (): Promise<unknown> => {
+      if (call === null) throw new EdgeError('function_error', 'this call has ended');
+      if (typeof op !== 'string' || typeof payload !== 'string') throw new EdgeError('invalid_request', 'bad operation');
+      return call.host.op(op, JSON.parse(payload) as unknown);
+    };
+    void run()
+      .then(
+        (v): [boolean, string] => [true, JSON.stringify(v ?? null)],
+        (err: unknown): [boolean, string] => {
+          const e = normalize(err);
+          const message = e.code === 'internal' ? 'internal error' : e.message;
+          return [false, JSON.stringify({ code: e.code, status: e.status, message })];
+        },
+      )
+      .then(([ok, json]) => {
+        if (call === null || call.done || warm.isolate.isDisposed) return;
+        return warm.deliver!.apply(undefined, [n, ok, json], { arguments: { copy: true }, timeout: 1000 });
+      })
+      .catch(() => {});
+    return n;
+  }
+
+  #secret(warm: Warm, id: unknown, name: unknown): string | null {
+    const call = this.#call(warm, id);
+    if (call === null) throw new Error('this call has ended');
+    try {
+      return call.host.secret(String(name));
+    } catch (err) {
+      // note: the isolate sees the message only (an Error copied across).
+      throw new Error(err instanceof EdgeError ? err.message : 'internal error');
+    }
+  }
+
+  #kill(warm: Warm, why: 'timeout' | null): void {
+    warm.killedBy ??= why;
+    void this.#warm.get(warm.key)?.then((w) => {
+      if (w === warm) this.#warm.delete(warm.key);
+    });
+    this.#dispose(warm);
+  }
+
+  #dispose(warm: Warm): void {
+    if (!warm.isolate.isDisposed) {
+      try {
+        warm.isolate.dispose();
+      } catch {
+        // note: already disposed by isolated-vm (memory limit).
+      }
+    }
+  }
+
+  /** Disposes the least recently used idle isolates past the cap. */
+  #trim(): void {
+    if (this.#warm.size <= this.#maxIsolates) return;
+    let excess = this.#warm.size - this.#maxIsolates;
+    for (const [key, p] of this.#warm) {
+      if (excess <= 0) break;
+      excess--;
+      this.#warm.delete(key);
+      // note: a call still running keeps its isolate until it ends; then nothing references it.
+      void p.then((w) => this.#disposeWhenIdle(w), () => {});
+    }
+  }
+
+  #disposeWhenIdle(w: Warm): void {
+    if (w.active === 0) return this.#dispose(w);
+    const t = setInterval(() => {
+      if (w.active > 0) return;
+      clearInterval(t);
+      this.#dispose(w);
+    }, 100);
+  }
+
+  #dropIdle(): void {
+    const now = Date.now();
+    for (const [key, p] of this.#warm) {
+      void p.then(
+        (w) => {
+          if (w.active === 0 && now - w.lastUsed >= this.#idleMs && this.#warm.get(key) === p) {
+            this.#warm.delete(key);
+            this.#dispose(w);
+          }
+        },
+        () => {},
+      );
+    }
+  }
+}
+
+const LEVELS = new Set<LogLevel>(['debug', 'info', 'warn', 'error']);
+
+function finish(call: Call): LogLine[] {
+  if (call.dropped > 0 && !call.done) {
+    call.logs.push({ level: 'warn', message: `${call.dropped} more log lines dropped (at most ${MAX_LOG_LINES} lines and ${MAX_LOG_BYTES} bytes)`, at: new Date().toISOString() });
+    call.dropped = 0;
+  }
+  return call.logs;
+}
+
+/** A compile error as 400 `invalid_source`, with the line and column V8 reports. */
+function sourceError(err: unknown): EdgeError {
+  const msg = err instanceof Error ? err.message : String(err);
+  const m = /^(.*?)\s*\[function\.js:(\d+):(\d+)\]$/s.exec(msg);
+  if (m === null) return new EdgeError('invalid_source', msg.slice(0, 1000));
+  const line = Number(m[2]);
+  const column = Number(m[3]);
+  return new EdgeError('invalid_source', `${m[1]} (line ${line}, column ${column})`, { details: { line, column } });
+}
