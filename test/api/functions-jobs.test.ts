@@ -75,7 +75,7 @@ describe('POST /functions/jobs', () => {
       attempts: 1,
       args: { n: 1 },
       result: { args: { n: 1 }, user: null },
-      logs: [{ level: 'log', message: 'got {"n":1}', at: expect.any(String) }],
+      logs: [{ level: 'info', message: 'got {"n":1}', at: expect.any(String) }],
       last_error: null,
       next_run_at: null,
       finished_at: '2026-03-01T10:00:00.000Z',
