@@ -305,5 +305,15 @@ describe('triggers', () => {
       ['on_todo', { id: '5', type: 'db.delete', table: 'todos', record: null, old_record: { done: false, title: 'a' }, occurred_at: '2026-01-01T00:02:00.000Z' }, SERVICE_CALLER],
     ]);
     expect(() => parseTriggers([{ table: 'todos', events: ['upsert'] }])).toThrow(/events/);
+
+    // without triggers the cursor goes; triggers deployed again see only later changes
+    withLease((l) => scheduler.setTriggers(l, 'on_todo', []));
+    expect(withLease((l) => getCursor(l, 'triggers'))).toBeNull();
+    write('insert', 'todos', 'r3', { done: false }, null);
+    withLease((l) => scheduler.setTriggers(l, 'on_todo', parseTriggers([{ table: 'todos', events: ['insert'] }])));
+    write('insert', 'todos', 'r4', { done: false }, null);
+    expect(withLease((l) => scheduler.processTriggers(l))).toBe(1);
+    await worker.drain();
+    expect(runs.map((r) => (r.args as { record: unknown; id: string }).id)).toEqual(['1', '5', '7']);
   });
 });

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { EdgeError, invalidField } from '../../edge/errors.js';
-import { advanceCursor, openCursor, readCursor, setCursorEnabled, type LoggedChange } from '../../events/cursors.js';
+import { advanceCursor, deleteCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { jobsStore, type ScheduleRow, type ScheduleStore } from './jobs-store.js';
 import { SERVICE_CALLER, type JobsService } from './jobs.js';
@@ -140,17 +140,10 @@ export class FunctionScheduler {
         specs.map((t, idx) => ({ idx, tbl: t.table, events: JSON.stringify(t.events), filter: t.filter === undefined ? null : JSON.stringify(t.filter) })),
       );
       const any = jobsStore.triggers(p).length > 0;
-      if (any) {
-        openCursor(p, TRIGGER_CURSOR, { from: 'now' });
-        setCursorEnabled(p, TRIGGER_CURSOR, true);
-      } else {
-        try {
-          // note: a disabled cursor no longer holds the change log's retention back.
-          setCursorEnabled(p, TRIGGER_CURSOR, false);
-        } catch {
-          // note: no cursor yet.
-        }
-      }
+      // note: without triggers the cursor goes, so it no longer holds the change log's retention back
+      // (and triggers deployed later start from their deploy, not from where it stopped).
+      if (any) openCursor(p, TRIGGER_CURSOR, { from: 'now' });
+      else deleteCursor(p, TRIGGER_CURSOR);
       this.#index.setTriggerProject(p.projectId, any);
       if (any) this.#triggerProjects.add(p.projectId);
       else this.#triggerProjects.delete(p.projectId);
