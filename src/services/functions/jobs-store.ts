@@ -155,6 +155,13 @@ export interface ScheduleRow {
 }
 
 export class ScheduleStore {
+  /**
+   * Each project's wakeup as this process last wrote it (undefined: not known): a write that
+   * would change nothing is skipped — enqueueing into a project that already has an earlier
+   * job due then costs no control.db transaction.
+   */
+  readonly #wakeups = new Map<string, number | null>();
+
   constructor(readonly db: Database.Database) {}
 
   replace(projectId: string, fn: string, rows: Array<Omit<ScheduleRow, 'project_id' | 'function'>>): void {
@@ -188,13 +195,19 @@ export class ScheduleStore {
 
   /** Lowers a project's wakeup to `dueMs` (never raises it). */
   wake(projectId: string, dueMs: number): void {
+    const known = this.#wakeups.get(projectId);
+    if (known !== undefined && known !== null && known <= dueMs) return;
     this.db
       .prepare('INSERT INTO fn_job_wakeups (project_id, due_ms) VALUES (?, ?) ON CONFLICT(project_id) DO UPDATE SET due_ms = excluded.due_ms WHERE excluded.due_ms < due_ms')
       .run(projectId, dueMs);
+    // note: known (later, or none): the row now holds dueMs; unknown: it holds the smaller of both, still unknown.
+    if (known !== undefined) this.#wakeups.set(projectId, dueMs);
   }
 
   /** Sets a project's wakeup to exactly `dueMs` (null: nothing waits). */
   setWakeup(projectId: string, dueMs: number | null): void {
+    if (this.#wakeups.get(projectId) === dueMs) return;
+    this.#wakeups.set(projectId, dueMs);
     if (dueMs === null) this.db.prepare('DELETE FROM fn_job_wakeups WHERE project_id = ?').run(projectId);
     else this.db.prepare('INSERT INTO fn_job_wakeups (project_id, due_ms) VALUES (?, ?) ON CONFLICT(project_id) DO UPDATE SET due_ms = excluded.due_ms').run(projectId, dueMs);
   }
@@ -218,6 +231,7 @@ export class ScheduleStore {
 
   /** Forgets a deleted project. */
   forgetProject(projectId: string): void {
+    this.#wakeups.delete(projectId);
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM fn_schedules WHERE project_id = ?').run(projectId);
       this.db.prepare('DELETE FROM fn_job_wakeups WHERE project_id = ?').run(projectId);

@@ -401,7 +401,9 @@ export class JobWorker {
     let next = now + this.#jobs.opts.pollMs;
     const w = this.#jobs.index.nextWakeup();
     const s = this.#jobs.index.nextFiring();
-    if (w !== null && w < next && this.#running < this.#jobs.opts.concurrency) next = w;
+    // note: a wakeup already past is a project whose jobs wait for a free slot: a finishing job pokes
+    // the loop, so it is not polled in a tight loop meanwhile.
+    if (w !== null && w > now && w < next) next = w;
     if (s !== null && s < next) next = s;
     this.#timer = setTimeout(() => this.#loop(), Math.max(0, next - now) + 1);
     this.#timer.unref();
