@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 20_000,
+    // note: isolated-vm (functions) needs V8 started with --no-node-snapshot (DESIGN.md §10),
+    // as bin/platform-edge.js does for the CLI; the default pool (forks) passes this to each worker.
+    execArgv: ['--no-node-snapshot'],
     hookTimeout: 30_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },

@@ -31,6 +31,8 @@ import { ProjectAdmin } from './control/project-admin.js';
 import { OutboundClient } from './net/outbound.js';
 import { FunctionsService } from './services/functions/functions.js';
 import { functionsRoutes } from './services/functions/routes.js';
+import { SecretsService } from './services/secrets/secrets.js';
+import { secretsRoutes } from './services/secrets/routes.js';
 import { createJobsSystem } from './services/functions/jobs-wiring.js';
 
 export interface EdgeServer {
@@ -71,6 +73,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const traffic = new PublicTraffic();
   bus.on('db.change', (e) => live.recordChange(e.projectId, changeLabel(e.op, e.table)));
   bus.on('project.deleted', (e) => live.forget(e.projectId));
+  // note: built before the services that read its settings and secrets (`secrets.get(lease, name)`).
+  const secrets = new SecretsService(sealer);
   const auth = new AuthService(config, registry, bus, sealer);
   bus.on('project.deleted', (e) => auth.tokens.forget(e.projectId));
   credentials.onExternalChange(() => projects.reconcile());
@@ -87,7 +91,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets: { get: () => null } });
+  const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets });
   const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
@@ -98,6 +102,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
     ...functionsRoutes(functions),
+    ...secretsRoutes(secrets),
     ...jobsSystem.routes,
   ];
   const pipeline = new Pipeline({

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * What a sealed value is for. Each purpose of each project seals under its own key, so a
@@ -66,6 +66,17 @@ export class Sealer {
     }
     if (version === 'v1') reseal(this.seal(project, purpose, name, plain));
     return plain;
+  }
+
+  /**
+   * HMAC-SHA-256 of `data` under a key derived per (project, purpose) apart from the sealing
+   * key (its own HKDF info): a fingerprint that shows a value changed without revealing it.
+   */
+  mac(project: string, purpose: SealPurpose, data: string): Buffer {
+    requireId('project', project);
+    const info = Buffer.from(`platform-edge/mac/${VERSION}\0${purpose}\0${project}`, 'utf8');
+    const key = Buffer.from(hkdfSync('sha256', this.#master, SALT, info, 32));
+    return createHmac('sha256', key).update(data, 'utf8').digest();
   }
 }
 

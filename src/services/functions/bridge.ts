@@ -13,12 +13,15 @@
  * - `console.*` goes to the call whose event is running (the host enters the isolate only
  *   through these two functions, and each sets it); `ctx.log` always to its own call.
  *
+ * `WebAssembly` is removed (its memory lives outside the V8 heap, and nothing needs it here).
+ *
  * Primordials are taken before the user's module runs, so a module that replaces
  * `JSON.stringify` or `Promise` changes only what it sees, never what the host reads.
  */
 export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler) {
   'use strict';
   const G = globalThis;
+  delete G.WebAssembly;
   const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, P = Promise, Err = Error, Str = String;
   const resolved = P.resolve.bind(P);
   const pending = new Map();

@@ -101,6 +101,7 @@ export class Sandbox {
     const isolate = new ivm.Isolate({ memoryLimit: CHECK_MEMORY_MB });
     try {
       const context = await isolate.createContext();
+      await context.eval('delete globalThis.WebAssembly', { timeout: EVALUATE_MS });
       await this.#load(isolate, context, code, true);
     } finally {
       if (!isolate.isDisposed) isolate.dispose();
