@@ -54,6 +54,19 @@ export function jobsRoutes(jobs: JobsService): RouteDef[] {
         return noContent();
       },
     }),
+    // note: `/functions/jobs` is this API, so no function can be named `jobs`: a deploy there answers
+    // what `PUT /functions/{name}` answers for a reserved name (not 405).
+    route({
+      method: 'PUT',
+      path: '/functions/jobs',
+      auth: 'key',
+      scope: 'functions:invoke',
+      role: 'service_role',
+      body: 'raw',
+      handler: () => {
+        throw invalidField('name', '"jobs" is reserved');
+      },
+    }),
     route({
       method: 'POST',
       path: '/functions/jobs/:id/retry',
