@@ -96,6 +96,31 @@ describe('POST /functions/jobs', () => {
     expect((await call('GET', '/functions/jobs', undefined, { token: bob.token })).body.jobs).toEqual([]);
   });
 
+  it("ctx.db in a job acts as the enqueuer, under RLS", async () => {
+    expect((await call('POST', '/db/tables', { name: 'job_notes' }, svc())).status).toBe(201);
+    const rls = await call('PUT', '/db/tables/job_notes/rls', { enabled: true, policies: { select: "data->>'owner' = auth.uid()" } }, svc());
+    expect(rls.status, rls.text).toBe(200);
+    for (const owner of [alice.id, bob.id, bob.id]) expect((await call('POST', '/db/tables/job_notes/rows', { data: { owner } }, svc())).status).toBe(201);
+    await deploy('count_notes', "export default async (args, ctx) => (await ctx.db.list('job_notes', { count: 'exact' })).total");
+    const counts: unknown[] = [];
+    for (const who of [{ token: alice.token }, { token: bob.token }, {}, svc()] as Caller[]) {
+      const r = await call('POST', '/functions/jobs', { function: 'count_notes' }, who);
+      expect(r.status, r.text).toBe(202);
+      counts.push((await until(r.body.id, settled)).result);
+    }
+    expect(counts).toEqual([1, 2, 0, 3]);
+  });
+
+  it("checks the function's access option when enqueueing", async () => {
+    await deploy('members', 'export default async (args, ctx) => ctx.user.id', { access: 'user' });
+    await deploy('admins', 'export default async () => "ok"', { access: 'service' });
+    const status = async (fn: string, who: Caller) => (await call('POST', '/functions/jobs', { function: fn }, who)).status;
+    expect(await status('members', {})).toBe(401);
+    expect(await status('members', { token: alice.token })).toBe(202);
+    expect(await status('admins', { token: alice.token })).toBe(403);
+    expect(await status('admins', svc())).toBe(202);
+  });
+
   it('refuses bad input', async () => {
     const bad = async (body: unknown, status: number, code: string) => {
       const r = await s.req('/functions/jobs', { method: 'POST', key: s.keys.service, headers: JSON_H, body: JSON.stringify(body) });

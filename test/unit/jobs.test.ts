@@ -277,6 +277,7 @@ describe('schedules', () => {
     expect(scheduler.schedules(PID, 'tick')[0]!.next_run_at).toBe('2026-01-01T00:10:00.000Z');
     // down for an hour: 11 firings missed, one runs
     reg.closeAll();
+    expect(reg.isOpen(PID)).toBe(false);
     clock.t = Date.parse('2026-01-01T01:02:30.000Z');
     await worker.drain();
     expect(runs).toHaveLength(2);
