@@ -3,8 +3,8 @@ import type { Config } from '../../config.js';
 import { EdgeError, notFound } from '../../edge/errors.js';
 import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type RouteDef } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
-import type { ProjectRegistry } from '../../project/registry.js';
-import type { FunctionsService } from './functions.js';
+import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import type { FunctionOptions, FunctionsService } from './functions.js';
 import { ScheduleStore } from './jobs-store.js';
 import { jobsRoutes } from './jobs-routes.js';
 import { JobsService, JobWorker, systemClock, type JobCaller, type JobRunner } from './jobs.js';
@@ -40,6 +40,10 @@ export function jobAuth(projectId: string, c: JobCaller): AuthContext {
   };
 }
 
+/** Per open project (`lease.cache`): each function's current options (null: none), dropped on deploy and delete. */
+const OPTIONS = 'functions.jobs.options';
+const newOptions = (): Map<string, FunctionOptions | null> => new Map();
+
 export function createJobsSystem(
   config: Config,
   control: Database.Database,
@@ -48,6 +52,17 @@ export function createJobsSystem(
   functions: FunctionsService,
   log: (msg: string, err?: unknown) => void = () => {},
 ): JobsSystem {
+  // note: enqueueing and claiming read a function's options; the versions row also holds its source and
+  // code (up to 1 MiB each), so they are read once per deploy, not per job.
+  const optionsOf = (lease: ProjectLease, fn: string): FunctionOptions | null => {
+    const m = lease.cache(OPTIONS, newOptions);
+    let o = m.get(fn);
+    if (o === undefined) {
+      o = functions.options(lease, fn);
+      m.set(fn, o);
+    }
+    return o;
+  };
   const index = new ScheduleStore(control);
   const jobs = new JobsService(
     index,
@@ -57,9 +72,9 @@ export function createJobsSystem(
       perProject: config.functionsConcurrency,
       leaseGraceMs: config.jobsLeaseGraceMs,
       pollMs: config.jobsPollMs,
-      timeoutOf: (lease, fn) => functions.options(lease, fn)?.timeout_ms ?? null,
+      timeoutOf: (lease, fn) => optionsOf(lease, fn)?.timeout_ms ?? null,
       admit: (lease, fn, caller) => {
-        const o = functions.options(lease, fn);
+        const o = optionsOf(lease, fn);
         if (o === null) throw notFound('function', fn);
         // note: a job is checked against the function's `access` when enqueued, as an invoke would be.
         if (o.access === 'user' && caller.userId === null && caller.role !== 'service_role') {
@@ -82,11 +97,15 @@ export function createJobsSystem(
     parseTriggers(o.triggers);
   });
   functions.onDeployed((lease, d) => {
+    lease.cache(OPTIONS, newOptions).delete(d.name);
     scheduler.setSchedules(lease.projectId, d.name, parseSchedules(d.options.schedules));
     scheduler.setTriggers(lease, d.name, parseTriggers(d.options.triggers));
     worker.poke();
   });
-  functions.onDeleted((lease, name) => scheduler.functionDeleted(lease, name));
+  functions.onDeleted((lease, name) => {
+    lease.cache(OPTIONS, newOptions).delete(name);
+    scheduler.functionDeleted(lease, name);
+  });
   bus.on('db.change', (e) => scheduler.changed(e.projectId));
   bus.on('project.deleted', (e) => scheduler.projectDeleted(e.projectId));
   return {
