@@ -15,6 +15,7 @@ CREATE TABLE "_svc_functions.jobs" (
   max_attempts  INTEGER NOT NULL,
   user_id       TEXT,                        -- who enqueued it (never a token)
   role          TEXT NOT NULL,               -- and as which role it runs
+  scopes        TEXT,                        -- JSON array: the enqueuing key's scopes (NULL: those of the role)
   idem_key      TEXT,                        -- <owner>\n<idempotency key>
   created_ms    INTEGER NOT NULL,
   created_at    TEXT NOT NULL,

@@ -111,6 +111,18 @@ describe('POST /functions/jobs', () => {
     expect(counts).toEqual([1, 2, 0, 3]);
   });
 
+  it("runs with the enqueuing key's scopes, never more", async () => {
+    const { secret } = s.server.projects.createKey(s.projectId, 'jobs-only', ['functions:invoke'], false);
+    await deploy('try_read', "export default async (args, ctx) => { try { await ctx.db.list('job_notes'); return 'read'; } catch (e) { return e.code; } }");
+    const results: unknown[] = [];
+    for (const who of [{ key: secret }, {}] as Caller[]) {
+      const r = await call('POST', '/functions/jobs', { function: 'try_read' }, who);
+      expect(r.status, r.text).toBe(202);
+      results.push((await until(r.body.id, settled)).result);
+    }
+    expect(results).toEqual(['missing_scope', 'read']);
+  });
+
   it("checks the function's access option when enqueueing", async () => {
     await deploy('members', 'export default async (args, ctx) => ctx.user.id', { access: 'user' });
     await deploy('admins', 'export default async () => "ok"', { access: 'service' });

@@ -29,9 +29,9 @@ let behaviour: (job: JobRun) => Promise<{ result: unknown; logs: unknown[] }>;
 let worker: JobWorker;
 let scheduler: FunctionScheduler;
 
-const USER_A: JobCaller = { userId: 'user-a', role: 'authenticated' };
-const USER_B: JobCaller = { userId: 'user-b', role: 'authenticated' };
-const ANON: JobCaller = { userId: null, role: 'anon' };
+const USER_A: JobCaller = { userId: 'user-a', role: 'authenticated', scopes: ['functions:invoke', 'data:read'] };
+const USER_B: JobCaller = { userId: 'user-b', role: 'authenticated', scopes: null };
+const ANON: JobCaller = { userId: null, role: 'anon', scopes: null };
 
 function withLease<T>(fn: (l: ProjectLease) => T): T {
   const l = reg.acquire(PID);

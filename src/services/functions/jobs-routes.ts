@@ -4,8 +4,8 @@ import { MAX_LIST, parseEnqueue, type JobCaller, type JobsService } from './jobs
 
 const DEFAULT_LIST = 100;
 
-/** As whom a request enqueues or reads jobs: the user's id (never the token) and the role. */
-const callerOf = (auth: AuthContext): JobCaller => ({ userId: auth.user?.id ?? null, role: auth.role });
+/** As whom a request enqueues or reads jobs: the user's id (never the token), the role and the key's scopes. */
+const callerOf = (auth: AuthContext): JobCaller => ({ userId: auth.user?.id ?? null, role: auth.role, scopes: [...auth.scopes] });
 
 function intParam(q: URLSearchParams, name: string, dflt: number, max: number): number {
   const raw = q.get(name);

@@ -13,6 +13,7 @@ export interface JobRow {
   max_attempts: number;
   user_id: string | null;
   role: string;
+  scopes: string | null;
   idem_key: string | null;
   created_ms: number;
   created_at: string;
@@ -43,8 +44,8 @@ export const CLAIM_SQL = `SELECT id, function, status, attempts, max_attempts FR
 export const jobsStore = {
   insert(p: ProjectLease, r: Omit<JobRow, 'claim' | 'result' | 'logs' | 'last_error' | 'finished_at'>): void {
     p.stmt(
-      `INSERT INTO ${T} (id, function, args, status, run_at, due_ms, attempts, max_attempts, user_id, role, idem_key, created_ms, created_at)
-       VALUES (@id, @function, @args, @status, @run_at, @due_ms, @attempts, @max_attempts, @user_id, @role, @idem_key, @created_ms, @created_at)`,
+      `INSERT INTO ${T} (id, function, args, status, run_at, due_ms, attempts, max_attempts, user_id, role, scopes, idem_key, created_ms, created_at)
+       VALUES (@id, @function, @args, @status, @run_at, @due_ms, @attempts, @max_attempts, @user_id, @role, @scopes, @idem_key, @created_ms, @created_at)`,
     ).run(r);
   },
 

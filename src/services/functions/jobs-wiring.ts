@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Config } from '../../config.js';
 import { EdgeError, notFound } from '../../edge/errors.js';
-import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type RouteDef } from '../../edge/route.js';
+import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type RouteDef, type Scope } from '../../edge/route.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import type { FunctionOptions, FunctionsService } from './functions.js';
@@ -25,15 +25,15 @@ const ALL_SCOPES = new Set(SCOPES);
 const KEY_SCOPES = new Set(PUBLISHABLE_SCOPES);
 
 /**
- * The AuthContext a job runs under: its enqueuer's user id and role, rebuilt from the stored
- * pair (no token is kept): the service role with every scope, else the publishable key's scopes.
+ * The AuthContext a job runs under, rebuilt from what was stored (no token is kept): its
+ * enqueuer's user id, role and key scopes (none stored — schedules, triggers: the role's).
  */
 export function jobAuth(projectId: string, c: JobCaller): AuthContext {
   const service = c.role === 'service_role';
   return {
     projectId,
     keyId: null,
-    scopes: service ? ALL_SCOPES : KEY_SCOPES,
+    scopes: c.scopes !== null ? new Set(c.scopes.filter((x): x is Scope => (SCOPES as readonly string[]).includes(x))) : service ? ALL_SCOPES : KEY_SCOPES,
     role: c.role,
     operator: null,
     user: c.userId === null ? null : { id: c.userId, role: c.role, sessionId: '', aal: 'aal1', claims: { sub: c.userId, role: c.role } },

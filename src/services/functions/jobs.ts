@@ -12,12 +12,17 @@ export interface JobClock {
 }
 export const systemClock: JobClock = { now: () => Date.now(), random: () => Math.random() };
 
-/** Who enqueued a job, and so as whom it runs: a user id (never a token) and a role. */
+/**
+ * Who enqueued a job, and so as whom it runs: a user id (never a token), a role, and the
+ * enqueuing key's scopes (null: the role's: every scope for the service role, else the
+ * publishable key's), so a job can do no more than its enqueuer could.
+ */
 export interface JobCaller {
   userId: string | null;
   role: string;
+  scopes: readonly string[] | null;
 }
-export const SERVICE_CALLER: JobCaller = { userId: null, role: 'service_role' };
+export const SERVICE_CALLER: JobCaller = { userId: null, role: 'service_role', scopes: null };
 
 /** One attempt of a job, as the runner gets it. */
 export interface JobRun {
@@ -197,6 +202,7 @@ export class JobsService {
         max_attempts: max,
         user_id: caller.userId,
         role: caller.role,
+        scopes: caller.scopes === null ? null : JSON.stringify(caller.scopes),
         idem_key: idem,
         created_ms: now,
         created_at: new Date(now).toISOString(),
@@ -277,7 +283,7 @@ export class JobsService {
         const claim = randomBytes(9).toString('base64url');
         jobsStore.claim(p, d.id, claim, now + timeout + this.opts.leaseGraceMs);
         const row = jobsStore.get(p, d.id)!;
-        out.push({ id: row.id, function: row.function, args: JSON.parse(row.args) as unknown, caller: { userId: row.user_id, role: row.role }, attempt: row.attempts, claim });
+        out.push({ id: row.id, function: row.function, args: JSON.parse(row.args) as unknown, caller: { userId: row.user_id, role: row.role, scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]) }, attempt: row.attempts, claim });
       }
     })();
     this.index.setWakeup(p.projectId, jobsStore.nextDue(p));
