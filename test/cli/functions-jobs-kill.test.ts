@@ -36,9 +36,9 @@ describe('jobs survive kill -9', () => {
     const dir = tempDir();
     const first = await startServe(['--data-dir', dir], { env: ENV });
     const src = 'export default async (args) => { const end = Date.now() + args.ms; while (Date.now() < end) {} return "slept " + args.ms; }';
-    const put = await call(first, 'PUT', '/functions/spin', { source: src, timeout_ms: 4000 });
+    const put = await call(first, 'PUT', '/functions/spin', { source: src, timeout_ms: 3000 });
     expect(put.status, put.text).toBe(201);
-    const job = await call(first, 'POST', '/functions/jobs', { function: 'spin', args: { ms: 1500 } });
+    const job = await call(first, 'POST', '/functions/jobs', { function: 'spin', args: { ms: 2500 } });
     expect(job.status, job.text).toBe(202);
     const running = await until(first, job.body.id, (j) => j.status !== 'queued');
     expect([running.status, running.attempts]).toEqual(['running', 1]);
@@ -49,7 +49,7 @@ describe('jobs survive kill -9', () => {
     const second = await startServe(['--data-dir', dir], { env: ENV });
     try {
       const done = await until(second, job.body.id, (j) => j.status === 'succeeded' || j.status === 'dead');
-      expect([done.status, done.attempts, done.result, done.last_error]).toEqual(['succeeded', 2, 'slept 1500', null]);
+      expect([done.status, done.attempts, done.result, done.last_error]).toEqual(['succeeded', 2, 'slept 2500', null]);
     } finally {
       await second.stop('SIGTERM');
     }
