@@ -19,7 +19,8 @@ const LINKED = 'PLATFORM_EDGE_REEXEC_LINK';
 const PARENT_GONE = 'parent-exited\n';
 const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(FLAG);
 
-if (!hasFlag && process.env[LINKED] === undefined) {
+// note: only `serve` runs functions; the other commands (project, key, operator, help) start once.
+if (!hasFlag && process.env[LINKED] === undefined && process.argv[2] === 'serve') {
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     env: { ...process.env, [LINKED]: '3' },

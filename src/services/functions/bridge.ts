@@ -38,6 +38,7 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
         if (s === undefined) { try { s = Str(a); } catch (e) { s = '[value]'; } }
       }
       out += (i ? ' ' : '') + s;
+      if (out.length > 65536) return out.slice(0, 65536);
     }
     return out;
   };
