@@ -11,7 +11,7 @@ import { schemaDir } from '../../src/paths.js';
 import { loadMigrations, migrate } from '../../src/project/migrate.js';
 import { ProjectRegistry, type ProjectLease } from '../../src/project/registry.js';
 import { jobsStore, ScheduleStore } from '../../src/services/functions/jobs-store.js';
-import { backoffMs, JobsService, JobWorker, SERVICE_CALLER, type JobCaller, type JobRun, type JobRunner } from '../../src/services/functions/jobs.js';
+import { backoffMs, JobsService, JobWorker, SERVICE_CALLER, v7Floor, type JobCaller, type JobRun, type JobRunner } from '../../src/services/functions/jobs.js';
 import { FunctionScheduler, nextFiring, parseSchedules, parseTriggers } from '../../src/services/functions/scheduler.js';
 
 // The job store, claiming, backoff, the worker loop, cron and triggers, with a fake runner and
@@ -238,6 +238,23 @@ describe('jobs', () => {
     await worker.idle();
     const statuses = withLease((l) => jobs.list(l, SERVICE_CALLER, 'succeeded', 100, 0)).jobs.length;
     expect(statuses).toBe(6);
+  });
+
+  it('prunes finished jobs 7 days after they were made, never waiting ones', async () => {
+    const done = enqueue(SERVICE_CALLER, { function: 'f' }).job;
+    await worker.drain();
+    const cancelled = enqueue(SERVICE_CALLER, { function: 'f', run_at: '2026-02-01T00:00:00Z' }).job;
+    withLease((l) => jobs.cancel(l, SERVICE_CALLER, cancelled.id));
+    const waiting = enqueue(SERVICE_CALLER, { function: 'f', run_at: '2026-02-01T00:00:00Z' }).job;
+    // ids are UUIDv7 of the real time: the job clock moves relative to it
+    clock.t = Date.now() + 7 * 86_400_000 - 60_000;
+    expect(withLease((l) => jobs.prune(l, true))).toBe(0);
+    clock.t = Date.now() + 7 * 86_400_000 + 60_000;
+    expect(withLease((l) => jobs.prune(l, true))).toBe(2);
+    expect(() => view(done.id)).toThrow(/job/);
+    expect(() => view(cancelled.id)).toThrow(/job/);
+    expect(view(waiting.id).status).toBe('queued');
+    expect(withLease((l) => jobsStore.pruneFinished(l, v7Floor(Date.now() + 1000), 10))).toBe(0);
   });
 
   it('claims through the partial index with 100k queued rows', () => {

@@ -127,6 +127,19 @@ export const jobsStore = {
       .run(why, at, fn).changes;
   },
 
+  /**
+   * Deletes up to `limit` finished jobs (succeeded, cancelled, dead) whose id is below `beforeId`
+   * (ids are UUIDv7: ordered by creation time), through the (status, id) index; how many.
+   */
+  pruneFinished(p: ProjectLease, beforeId: string, limit: number): number {
+    let n = 0;
+    for (const status of ['succeeded', 'cancelled', 'dead']) {
+      if (n >= limit) break;
+      n += p.stmt(`DELETE FROM ${T} WHERE id IN (SELECT id FROM ${T} WHERE status = ? AND id < ? ORDER BY id LIMIT ?)`).run(status, beforeId, limit - n).changes;
+    }
+    return n;
+  },
+
   /** The query plan of the claim query (a test shows it uses the index). */
   claimPlan(db: Database.Database): string[] {
     return (db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all(0, 1) as Array<{ detail: string }>).map((r) => r.detail);

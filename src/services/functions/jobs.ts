@@ -70,6 +70,18 @@ export const BACKOFF_CAP_MS = 3600_000;
 /** The timeout assumed for a function whose own is unknown (the largest allowed). */
 export const LONGEST_TIMEOUT_MS = 30_000;
 export const MAX_LIST = 1000;
+/** Finished jobs (succeeded, cancelled, dead) are deleted this long after they were created. */
+export const RETENTION_MS = 7 * 86_400_000;
+/** Each project's finished jobs are pruned at most this often, at most PRUNE_BATCH × PRUNE_ROUNDS at a time. */
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 500;
+const PRUNE_ROUNDS = 10;
+
+/** The smallest UUIDv7 of the millisecond `ms`: every id made before it sorts below. */
+export function v7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
 const NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 const STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'dead', 'cancelled'];
 
@@ -153,6 +165,8 @@ export class JobsService {
   readonly index: ScheduleStore;
   /** Called after something became due (the worker wakes up). */
   onDue: () => void = () => {};
+  /** When each project's finished jobs were last pruned (clock ms). */
+  readonly #pruned = new Map<string, number>();
 
   constructor(index: ScheduleStore, opts: JobsOptions, clock: JobClock = systemClock) {
     this.index = index;
@@ -318,6 +332,25 @@ export class JobsService {
       });
     }
     this.index.setWakeup(p.projectId, jobsStore.nextDue(p));
+    this.prune(p);
+  }
+
+  /**
+   * Deletes finished jobs created more than RETENTION_MS ago (at most once a minute per
+   * project, in short batches so the event loop is never held long); how many went.
+   */
+  prune(p: ProjectLease, force = false): number {
+    const now = this.clock.now();
+    if (!force && now - (this.#pruned.get(p.projectId) ?? 0) < PRUNE_EVERY_MS) return 0;
+    this.#pruned.set(p.projectId, now);
+    const before = v7Floor(now - RETENTION_MS);
+    let total = 0;
+    for (let i = 0; i < PRUNE_ROUNDS; i++) {
+      const n = jobsStore.pruneFinished(p, before, PRUNE_BATCH);
+      total += n;
+      if (n < PRUNE_BATCH) break;
+    }
+    return total;
   }
 }
 
