@@ -146,8 +146,12 @@ describe('POST /functions/jobs', () => {
     await bad({ function: 'echo', idempotency_key: '' }, 400, 'invalid_field');
     await bad({ function: 'echo', extra: 1 }, 400, 'invalid_field');
     await bad([1], 400, 'invalid_body');
-    const list = await s.req('/functions/jobs?status=bogus', { key: s.keys.service });
-    expect([list.status, (await errorOf(list)).code]).toEqual([400, 'invalid_field']);
+    for (const q of ['status=bogus', 'limit=0', 'limit=1001', 'offset=-1']) {
+      const list = await s.req(`/functions/jobs?${q}`, { key: s.keys.service });
+      expect([list.status, (await errorOf(list)).code], q).toEqual([400, 'invalid_field']);
+    }
+    const page = await call('GET', '/functions/jobs?limit=1', undefined, svc());
+    expect([page.body.jobs.length, page.body.limit, page.body.offset, page.body.next_offset]).toEqual([1, 1, 0, 1]);
     expect((await s.req('/functions/jobs', { method: 'POST', key: null, headers: JSON_H, body: '{"function":"echo"}' })).status).toBe(401);
   });
 

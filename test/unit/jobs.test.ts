@@ -324,6 +324,14 @@ describe('triggers', () => {
     ]);
     expect(() => parseTriggers([{ table: 'todos', events: ['upsert'] }])).toThrow(/events/);
 
+    // a change committed while no process listened: the next start's catch-up enqueues it once
+    write('insert', 'todos', 'r9', { done: false, title: 'while down' }, null);
+    const restarted = new FunctionScheduler(jobs, reg);
+    restarted.catchUp();
+    restarted.catchUp();
+    await worker.drain();
+    expect(runs.map((r) => (r.args as { record: { title?: string } }).record?.title)).toEqual(['a', undefined, 'while down']);
+
     // without triggers the cursor goes; triggers deployed again see only later changes
     withLease((l) => scheduler.setTriggers(l, 'on_todo', []));
     expect(withLease((l) => getCursor(l, 'triggers'))).toBeNull();
@@ -332,6 +340,6 @@ describe('triggers', () => {
     write('insert', 'todos', 'r4', { done: false }, null);
     expect(withLease((l) => scheduler.processTriggers(l))).toBe(1);
     await worker.drain();
-    expect(runs.map((r) => (r.args as { record: unknown; id: string }).id)).toEqual(['1', '5', '7']);
+    expect(runs.map((r) => (r.args as { record: unknown; id: string }).id)).toEqual(['1', '5', '6', '8']);
   });
 });

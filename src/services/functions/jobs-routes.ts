@@ -7,11 +7,11 @@ const DEFAULT_LIST = 100;
 /** As whom a request enqueues or reads jobs: the user's id (never the token), the role and the key's scopes. */
 const callerOf = (auth: AuthContext): JobCaller => ({ userId: auth.user?.id ?? null, role: auth.role, scopes: [...auth.scopes] });
 
-function intParam(q: URLSearchParams, name: string, dflt: number, max: number): number {
+function intParam(q: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
   const raw = q.get(name);
   if (raw === null || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw invalidField(name, `an integer from 0 to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw invalidField(name, `an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -32,9 +32,9 @@ export function jobsRoutes(jobs: JobsService): RouteDef[] {
       auth: 'bearer?',
       scope: 'functions:invoke',
       handler: (req, ctx) => {
-        const limit = intParam(req.query, 'limit', DEFAULT_LIST, MAX_LIST);
-        const offset = intParam(req.query, 'offset', 0, Number.MAX_SAFE_INTEGER);
-        return json(jobs.list(ctx.project, callerOf(ctx.auth), req.query.get('status') || null, limit === 0 ? DEFAULT_LIST : limit, offset));
+        const limit = intParam(req.query, 'limit', DEFAULT_LIST, 1, MAX_LIST);
+        const offset = intParam(req.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+        return json(jobs.list(ctx.project, callerOf(ctx.auth), req.query.get('status') || null, limit, offset));
       },
     }),
     route({
