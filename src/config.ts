@@ -145,6 +145,14 @@ export interface Config {
   readonly functionsIdleMs: number;
   /** Functions: warm isolates kept at most (all projects); the least recently used goes first. */
   readonly functionsMaxIsolates: number;
+  /** Function jobs run at once by this process (PLATFORM_EDGE_JOBS_CONCURRENCY). */
+  readonly jobsConcurrency: number;
+  /** Added to a function's timeout to make a claimed job's lease, ms (PLATFORM_EDGE_JOBS_LEASE_GRACE_MS). */
+  readonly jobsLeaseGraceMs: number;
+  /** The longest the job loop sleeps between looks for due jobs and schedules, ms. */
+  readonly jobsPollMs: number;
+  /** The job clock and jitter (tests inject a fake one); null: the system clock. */
+  readonly jobsClock: { now(): number; random(): number } | null;
 }
 
 export type ConfigOverrides = {
@@ -232,6 +240,10 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     wsMaxBackpressure: int(env.PLATFORM_EDGE_WS_MAX_BACKPRESSURE, 'PLATFORM_EDGE_WS_MAX_BACKPRESSURE') ?? DEFAULT_HTTP_LIMITS.wsMaxBackpressure,
     wsIdleTimeoutS: int(env.PLATFORM_EDGE_WS_IDLE_TIMEOUT_S, 'PLATFORM_EDGE_WS_IDLE_TIMEOUT_S') ?? DEFAULT_HTTP_LIMITS.wsIdleTimeoutS,
     wsMaxMessage: int(env.PLATFORM_EDGE_WS_MAX_MESSAGE, 'PLATFORM_EDGE_WS_MAX_MESSAGE') ?? DEFAULT_HTTP_LIMITS.wsMaxMessage,
+    jobsConcurrency: int(env.PLATFORM_EDGE_JOBS_CONCURRENCY, 'PLATFORM_EDGE_JOBS_CONCURRENCY') ?? 16,
+    jobsLeaseGraceMs: int(env.PLATFORM_EDGE_JOBS_LEASE_GRACE_MS, 'PLATFORM_EDGE_JOBS_LEASE_GRACE_MS') ?? 30_000,
+    jobsPollMs: 1000,
+    jobsClock: null,
   };
   const merged = {
     ...base,
@@ -265,6 +277,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`the request timeout (${merged.requestTimeoutMs} ms) must be 0 or at least the headers timeout (${merged.headersTimeoutMs} ms)`);
   }
   if (merged.wsMaxBackpressure < 1024) throw new Error(`PLATFORM_EDGE_WS_MAX_BACKPRESSURE must be at least 1024, got ${merged.wsMaxBackpressure}`);
+  if (merged.jobsConcurrency < 1) throw new Error(`PLATFORM_EDGE_JOBS_CONCURRENCY must be at least 1, got ${merged.jobsConcurrency}`);
   if (merged.wsMaxMessage < 125) throw new Error(`PLATFORM_EDGE_WS_MAX_MESSAGE must be at least 125, got ${merged.wsMaxMessage}`);
   // note: the pinned uWS refuses an idle timeout between 1 and 7 s (its timer ticks every 4 s).
   if (merged.wsIdleTimeoutS !== 0 && (merged.wsIdleTimeoutS < 8 || merged.wsIdleTimeoutS > 960)) {

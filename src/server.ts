@@ -33,6 +33,7 @@ import { FunctionsService } from './services/functions/functions.js';
 import { functionsRoutes } from './services/functions/routes.js';
 import { SecretsService } from './services/secrets/secrets.js';
 import { secretsRoutes } from './services/secrets/routes.js';
+import { createJobsSystem } from './services/functions/jobs-wiring.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -91,6 +92,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
   const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets });
+  const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -101,6 +103,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
     ...functionsRoutes(functions),
     ...secretsRoutes(secrets),
+    ...jobsSystem.routes,
   ];
   const pipeline = new Pipeline({
     config,
@@ -156,12 +159,14 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port, config);
+      jobsSystem.start();
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },
     async close() {
       clearInterval(pruneTimer);
       await http?.shutdown(5000);
+      await jobsSystem.close();
       live.close();
       functions.close();
       await sqlPool.close();
