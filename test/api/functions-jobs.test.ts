@@ -112,7 +112,7 @@ describe('POST /functions/jobs', () => {
   });
 
   it("runs with the enqueuing key's scopes, never more", async () => {
-    const { secret } = s.server.projects.createKey(s.projectId, 'jobs-only', ['functions:invoke'], false);
+    const { secret } = s.createKey(['functions:invoke'], { name: 'jobs-only' });
     await deploy('try_read', "export default async (args, ctx) => { try { await ctx.db.list('job_notes'); return 'read'; } catch (e) { return e.code; } }");
     const results: unknown[] = [];
     for (const who of [{ key: secret }, {}] as Caller[]) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { EdgeError } from '../../src/edge/errors.js';
+import { EdgeError } from '../../src/core/errors.js';
 import { appendChange } from '../../src/events/change-log.js';
 import { getCursor } from '../../src/events/cursors.js';
 import { schemaDir } from '../../src/paths.js';

@@ -1,5 +1,6 @@
-import { invalidField } from '../../edge/errors.js';
-import { json, noContent, route, type AuthContext, type RouteDef } from '../../edge/route.js';
+import { invalidField } from '../../core/errors.js';
+import { json, noContent, route, type RouteDef } from '../../edge/route.js';
+import { type AuthContext } from '../../core/auth-context.js';
 import { MAX_LIST, parseEnqueue, type JobCaller, type JobsService } from './jobs.js';
 
 const DEFAULT_LIST = 100;

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { Config } from '../../config.js';
-import { EdgeError, notFound } from '../../edge/errors.js';
-import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type RouteDef, type Scope } from '../../edge/route.js';
+import { EdgeError, notFound } from '../../core/errors.js';
+import { type RouteDef } from '../../edge/route.js';
+import { PUBLISHABLE_SCOPES, SCOPES, type AuthContext, type Scope } from '../../core/auth-context.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import type { FunctionOptions, FunctionsService } from './functions.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { EdgeError, invalidField, notFound } from '../../edge/errors.js';
+import { EdgeError, invalidField, notFound } from '../../core/errors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { jobsStore, type JobRow, type JobStatus, type ScheduleStore } from './jobs-store.js';
 

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { EdgeError, invalidField } from '../../edge/errors.js';
+import { EdgeError, invalidField } from '../../core/errors.js';
 import { advanceCursor, deleteCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { jobsStore, type ScheduleRow, type ScheduleStore } from './jobs-store.js';
