@@ -28,6 +28,9 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { OutboundClient } from './net/outbound.js';
+import { WebhookService, type TableLookup } from './services/webhooks/webhooks.js';
+import { webhookRoutes } from './services/webhooks/routes.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -83,6 +86,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
+  const webhooks = new WebhookService(config, registry, bus, sealer, new OutboundClient(config), webhookTables(db), { log });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -91,6 +95,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...webhookRoutes(webhooks),
   ];
   const pipeline = new Pipeline({
     config,
@@ -146,11 +151,13 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port, config);
+      webhooks.start(control.listProjects().map((p) => p.id));
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },
     async close() {
       clearInterval(pruneTimer);
+      webhooks.close();
       await http?.shutdown(5000);
       live.close();
       await sqlPool.close();
@@ -160,6 +167,18 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       bus.close();
       if (config.ephemeral) rmSync(config.dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The tables a webhook may name: the rows API's (columns of a relational table; null for a document table). */
+function webhookTables(db: DbService): TableLookup {
+  return (lease, name) => {
+    try {
+      const t = db.table(lease, name);
+      return { columns: t.def.kind === 'document' ? null : new Set(t.cols.keys()) };
+    } catch {
+      return null;
+    }
   };
 }
 
