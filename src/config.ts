@@ -130,7 +130,7 @@ export interface Config {
   readonly webhookRetryCapMs: number;
   /** Webhooks: attempts of one delivery before it is `dead`. */
   readonly webhookMaxAttempts: number;
-  /** Webhooks: seconds the previous secret keeps signing after a rotation. */
+  /** Webhooks: seconds the previous secret keeps signing after a rotation (0: it stops at once). */
   readonly webhookSecretOverlapS: number;
   /** Webhooks: delivery attempts in flight at once (all projects). */
   readonly webhookConcurrency: number;
@@ -269,7 +269,6 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     ['PLATFORM_EDGE_WEBHOOK_RETRY_BASE_MS', merged.webhookRetryBaseMs],
     ['PLATFORM_EDGE_WEBHOOK_RETRY_CAP_MS', merged.webhookRetryCapMs],
     ['PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS', merged.webhookMaxAttempts],
-    ['PLATFORM_EDGE_WEBHOOK_SECRET_OVERLAP_S', merged.webhookSecretOverlapS],
     ['PLATFORM_EDGE_WEBHOOK_CONCURRENCY', merged.webhookConcurrency],
   ] as const) {
     if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
