@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -7,8 +7,8 @@ let s: TestServer;
 let rx: Receiver;
 const JSON_H = { 'content-type': 'application/json' };
 
-async function call(method: string, path: string, body?: unknown, key: string | null = s.keys.service) {
-  const res = await s.req(path, { method, key, headers: body === undefined ? {} : JSON_H, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(method: string, path: string, body?: unknown, key: string | null = s.keys.service, server: TestServer = s) {
+  const res = await server.req(path, { method, key, headers: body === undefined ? {} : JSON_H, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
@@ -46,6 +46,10 @@ beforeAll(async () => {
     const r = await call('POST', '/db/tables', def);
     expect(r.status, r.text).toBe(201);
   }
+});
+// note: a test that fails leaves no webhook behind to disturb the next one.
+afterEach(async () => {
+  for (const w of (await call('GET', '/webhooks')).body.webhooks as { id: string }[]) await call('DELETE', `/webhooks/${w.id}`);
 });
 afterAll(async () => {
   await s.close();
@@ -212,6 +216,109 @@ describe('test delivery', () => {
     const unknownType = await call('POST', '/webhooks/dispatch', { webhook_id: h.id, type: 'db.truncate' });
     expect(unknownType.status).toBe(400);
     expect((await errorOf(await s.req('/webhooks/dispatch', { method: 'POST', key: s.keys.publishable, headers: JSON_H, body: '{}' }))).code).toBe('forbidden');
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+});
+
+describe('bad targets', () => {
+  it('a target that hangs times out (the attempt limit is a setting) and is retried; the next answer delivers', async () => {
+    rx.received.length = 0;
+    // The first request never gets an answer (a target hanging for 30 s and more).
+    rx.behaviour = (n) => (n === 0 ? 'handled' : { status: 200 });
+    const h = await hook({ url: rx.url, events: ['insert'], table: 'notes' });
+    expect((await call('POST', '/db/tables/notes/rows', { data: {} })).status).toBe(201);
+    const got = await rx.waitFor(2);
+    expect(got[1]!.headers['webhook-id']).toBe(got[0]!.headers['webhook-id']);
+    const [d] = await until(() => deliveries(h.id), (d) => d[0]?.status === 'delivered');
+    expect(d).toMatchObject({ attempts: 2, response_status: 200, error: null });
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+
+  it('the log shows the timeout while the delivery waits for its next attempt', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => 'handled';
+    const t = await startTestServer({ webhookRetryBaseMs: 60_000, webhookRetryCapMs: 60_000, webhookTimeoutMs: 200 });
+    try {
+      expect((await call('POST', '/db/tables', { name: 'n', type: 'document' }, t.keys.service, t)).status).toBe(201);
+      const h = (await call('POST', '/webhooks', { url: rx.url, events: ['insert'] }, t.keys.service, t)).body;
+      expect((await call('POST', '/db/tables/n/rows', { data: {} }, t.keys.service, t)).status).toBe(201);
+      const log = await until(
+        async () => (await call('GET', `/webhooks/${h.id}/deliveries`, undefined, t.keys.service, t)).body.deliveries,
+        (d: { attempts: number; next_attempt_at: string; created_at: string }[]) => d[0]?.attempts === 1,
+      );
+      expect(log[0]).toMatchObject({ status: 'pending', attempts: 1, response_status: null, error: 'provider_timeout: the request took longer than 200 ms' });
+      expect(Date.parse(log[0]!.next_attempt_at) - Date.parse(log[0]!.created_at)).toBeGreaterThanOrEqual(60_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a 10 MB answer is read up to the cap: the status counts and the delivery is done', async () => {
+    rx.received.length = 0;
+    rx.behaviour = (_n, _r, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(10 * 1024 * 1024) });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let sent = 0;
+      const more = (): void => {
+        while (sent < 160) {
+          sent++;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      res.on('error', () => {});
+      more();
+      return 'handled';
+    };
+    const h = await hook({ url: rx.url, events: ['insert'], table: 'notes' });
+    expect((await call('POST', '/db/tables/notes/rows', { data: {} })).status).toBe(201);
+    const [d] = await until(() => deliveries(h.id), (d) => d[0]?.status !== undefined && d[0].status !== 'pending');
+    expect(d).toMatchObject({ status: 'delivered', attempts: 1, response_status: 200, error: null });
+    expect(rx.received.length).toBe(1);
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+
+  it('a TLS failure is retried and shown in the log', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => ({ status: 200 });
+    // https:// to a plain-HTTP port: the handshake fails.
+    const h = await hook({ url: `https://127.0.0.1:${rx.port}/hook`, events: ['insert'], table: 'notes' });
+    expect((await call('POST', '/db/tables/notes/rows', { data: {} })).status).toBe(201);
+    const [d] = await until(() => deliveries(h.id), (d) => (d[0]?.attempts ?? 0) >= 2);
+    expect(d!.error).toMatch(/^provider_unreachable: the TLS handshake with 127\.0\.0\.1 failed/);
+    expect(d!.response_status).toBeNull();
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+
+  it('a redirect is not followed: it counts as a failed attempt', async () => {
+    rx.received.length = 0;
+    rx.behaviour = (n) => (n === 0 ? { status: 302, headers: { location: `${rx.url}?moved` } } : { status: 200 });
+    const h = await hook({ url: rx.url, events: ['insert'], table: 'notes' });
+    expect((await call('POST', '/db/tables/notes/rows', { data: {} })).status).toBe(201);
+    const got = await rx.waitFor(2);
+    expect(got.map((r) => r.headers['webhook-id'])).toEqual([got[0]!.headers['webhook-id'], got[0]!.headers['webhook-id']]);
+    const [d] = await until(() => deliveries(h.id), (d) => d[0]?.status === 'delivered');
+    expect(d).toMatchObject({ attempts: 2 });
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+
+  it('the delivery log pages and filters by status', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => ({ status: 200 });
+    const h = await hook({ url: rx.url, events: ['insert'], table: 'notes' });
+    for (let i = 0; i < 3; i++) expect((await call('POST', '/db/tables/notes/rows', { data: { i } })).status).toBe(201);
+    await until(() => deliveries(h.id, '?status=delivered'), (d) => d.length === 3);
+    const page = await call('GET', `/webhooks/${h.id}/deliveries?limit=2`);
+    expect(page.body).toMatchObject({ limit: 2, offset: 0, next_offset: 2 });
+    expect(page.body.deliveries).toHaveLength(2);
+    const rest = await call('GET', `/webhooks/${h.id}/deliveries?limit=2&offset=2`);
+    expect(rest.body).toMatchObject({ limit: 2, offset: 2, next_offset: null });
+    expect(rest.body.deliveries).toHaveLength(1);
+    expect((await call('GET', `/webhooks/${h.id}/deliveries?status=dead`)).body.deliveries).toEqual([]);
+    expect((await call('GET', `/webhooks/${h.id}/deliveries?status=nope`)).status).toBe(400);
+    expect((await call('GET', `/webhooks/${h.id}/deliveries?limit=5000`)).status).toBe(400);
+    expect((await call('GET', '/webhooks/nope/deliveries')).status).toBe(404);
+    expect((await call('POST', `/webhooks/${h.id}/deliveries/nope/retry`)).status).toBe(404);
     expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
   });
 });

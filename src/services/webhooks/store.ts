@@ -95,12 +95,12 @@ export const deliveryStore = {
          WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`,
       )
       .all(now, limit) as DeliveryRow[],
-  /** The earliest next attempt of a pending delivery of an enabled webhook (ISO), or null. */
-  nextDue: (p: ProjectLease): string | null =>
+  /** The earliest next attempt after `now` (ISO) of a pending delivery of an enabled webhook, or null. */
+  nextDue: (p: ProjectLease, now: string): string | null =>
     p
-      .stmt(`SELECT min(d.next_attempt_at) FROM ${D} d JOIN ${W} w ON w.id = d.webhook_id WHERE d.status = 'pending' AND w.enabled = 1`)
+      .stmt(`SELECT min(d.next_attempt_at) FROM ${D} d JOIN ${W} w ON w.id = d.webhook_id WHERE d.status = 'pending' AND d.next_attempt_at > ? AND w.enabled = 1`)
       .pluck()
-      .get() as string | null,
+      .get(now) as string | null,
   /** Records one attempt's outcome. */
   record(
     p: ProjectLease,

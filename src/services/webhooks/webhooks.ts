@@ -541,30 +541,30 @@ export class WebhookService {
 
   /** Dispatches what is left and starts the project's due deliveries; schedules the next. */
   #pump(projectId: string): void {
-    if (this.#dirty.has(projectId)) return this.#markDirty(projectId);
+    this.#dirty.delete(projectId);
     this.#dispatch(projectId);
     const lease = this.#tryAcquire(projectId);
     if (!lease) return;
     const start: string[] = [];
     let nextDue: string | null = null;
+    // note: one instant for both reads: a delivery due by it is in `due` (started now, or in flight and
+    // rescheduling itself when it ends); the earliest of the others gets the wake-up.
+    const nowMs = this.#now();
     try {
-      const now = this.#iso();
+      const now = new Date(nowMs).toISOString();
       const limit = this.#inFlight.size + 200;
       const due = deliveryStore.due(lease, now, limit);
       for (const d of due) if (!this.#inFlight.has(d.id)) start.push(d.id);
-      if (start.length && due.length === limit) this.#wakeAt.set(projectId, this.#now());
-      nextDue = deliveryStore.nextDue(lease);
+      if (start.length && due.length === limit) this.#wakeAt.set(projectId, nowMs);
+      nextDue = deliveryStore.nextDue(lease, now);
     } catch (err) {
       this.#log(`webhooks of project ${projectId} not scheduled`, err);
     } finally {
       lease.release();
     }
     for (const id of start) this.#enqueue(projectId, id);
-    if (nextDue !== null) {
-      const at = Date.parse(nextDue);
-      // note: a due one in flight reschedules itself when its attempt ends.
-      if (at > this.#now()) this.#wake(projectId, at);
-    }
+    // note: a due one in flight reschedules itself when its attempt ends.
+    if (nextDue !== null) this.#wake(projectId, Date.parse(nextDue));
   }
 
   // ---------------------------------------------------------------- helpers
