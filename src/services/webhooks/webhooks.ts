@@ -103,6 +103,8 @@ export class WebhookService {
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Infinity;
   readonly #inFlight = new Set<string>();
+  /** Opened secrets by project and sealed text. */
+  readonly #secrets = new Map<string, string>();
   readonly #queue: { projectId: string; id: string }[] = [];
   #running = 0;
   #closed = false;
@@ -355,9 +357,11 @@ export class WebhookService {
           }
           const at = this.#iso();
           for (const c of read.changes) {
+            let body: ChangeBody | null = null;
             for (const h of hooks) {
               if (!wants(h, c)) continue;
-              const d = deliveryFor(h, c, at);
+              body ??= changeBody(c);
+              const d = deliveryFor(h, c, body, at);
               if (d === null) continue;
               deliveryStore.insert(lease, d);
               created.push(d.id);
@@ -629,7 +633,15 @@ export class WebhookService {
   }
 
   #open(projectId: string, id: string, sealed: string, old: boolean): string {
-    return this.#sealer.open(projectId, 'webhooks', old ? `${id}:old` : id, sealed, () => {});
+    // note: opening derives the project's key (HKDF) and decrypts: once per sealed value, not per attempt.
+    const key = `${projectId}\0${sealed}`;
+    let plain = this.#secrets.get(key);
+    if (plain === undefined) {
+      plain = this.#sealer.open(projectId, 'webhooks', old ? `${id}:old` : id, sealed, () => {});
+      if (this.#secrets.size >= 10_000) this.#secrets.clear();
+      this.#secrets.set(key, plain);
+    }
+    return plain;
   }
 
   /** `<timestamp> <signature header>`: one `v1,` signature per secret in force (the new one first). */
@@ -719,15 +731,30 @@ function wireRow(id: string, data: Record<string, unknown> | null, image: string
   return out;
 }
 
-function deliveryFor(h: Hook, c: LoggedChange, at: string): DeliveryRow | null {
+/** What every webhook's payload of one change shares: the row images read once, the body after its `id`. */
+interface ChangeBody {
+  type: string;
+  /** The row the filter sees: the new row, or the old one for a delete. */
+  row: ReturnType<typeof wireRow>;
+  /** The payload's JSON after `{"id":"…",`. */
+  rest: string;
+}
+
+function changeBody(c: LoggedChange): ChangeBody {
   const record = wireRow(c.id, c.data, c.newRow);
   const oldRecord = wireRow(c.id, c.old, c.oldRow);
-  if (!matches(h.filter, c.op === 'delete' ? oldRecord : record)) return null;
-  const id = uuidv7();
   const type = `db.${c.op}`;
-  const payload = JSON.stringify({ id, type, table: c.table, record, old_record: oldRecord, occurred_at: c.at });
+  const rest = JSON.stringify({ type, table: c.table, record, old_record: oldRecord, occurred_at: c.at }).slice(1);
+  return { type, row: c.op === 'delete' ? oldRecord : record, rest };
+}
+
+function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow | null {
+  if (!matches(h.filter, body.row)) return null;
+  const id = uuidv7();
+  // note: the same text JSON.stringify({ id, type, table, record, old_record, occurred_at }) gives.
+  const payload = `{"id":"${id}",${body.rest}`;
   return {
-    id, webhook_id: h.row.id, type, seq: c.seq, payload, test: 0, status: 'pending', attempts: 0, next_attempt_at: at,
+    id, webhook_id: h.row.id, type: body.type, seq: c.seq, payload, test: 0, status: 'pending', attempts: 0, next_attempt_at: at,
     response_status: null, error: null, duration_ms: null, created_at: at,
   };
 }
