@@ -322,3 +322,21 @@ describe('bad targets', () => {
     expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
   });
 });
+
+describe('other write paths', () => {
+  it('changes made by raw SQL are delivered like rows-API changes', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => ({ status: 200 });
+    const h = await hook({ url: rx.url, events: ['insert', 'update'], table: 'items' });
+    rx.secrets = [h.secret];
+    const id = '0193a000-0000-7000-8000-000000000001';
+    const at = '2026-01-02T03:04:05.006Z';
+    const q = await call('POST', '/db/query', { sql: `insert into items (id, title, qty, created_at, updated_at) values ($1, 'sql', 7, $2, $2)`, params: [id, at] });
+    expect(q.status, q.text).toBe(200);
+    const [got] = await rx.waitFor(1);
+    expect(got!.verifyError).toBeNull();
+    const body = JSON.parse(got!.body);
+    expect(body).toMatchObject({ type: 'db.insert', table: 'items', record: { id, data: { title: 'sql', qty: 7 }, created_at: at, updated_at: at }, old_record: null });
+    expect((await call('DELETE', `/webhooks/${h.id}`)).status).toBe(204);
+  });
+});

@@ -201,15 +201,22 @@ export class WebhookService {
   /** A new secret; the previous one keeps signing (a second signature) for the overlap. */
   rotateSecret(lease: ProjectLease, id: string): WebhookView & { secret: string } {
     const row = { ...this.#row(lease, id) };
-    const current = this.#open(lease.projectId, row.id, row.secret, false);
+    let current: string | null = null;
+    try {
+      current = this.#open(lease.projectId, row.id, row.secret, false);
+    } catch {
+      // note: sealed under another master key (a restored file): the rotation replaces it without an overlap.
+    }
     const secret = newSecret();
     const now = this.#now();
-    row.old_secret = this.#sealer.seal(lease.projectId, 'webhooks', `${id}:old`, current);
-    row.old_secret_until = new Date(now + this.#config.webhookSecretOverlapS * 1000).toISOString();
+    row.old_secret = current === null ? null : this.#sealer.seal(lease.projectId, 'webhooks', `${id}:old`, current);
+    row.old_secret_until = current === null ? null : new Date(now + this.#config.webhookSecretOverlapS * 1000).toISOString();
     row.secret = this.#sealer.seal(lease.projectId, 'webhooks', id, secret);
     row.updated_at = new Date(now).toISOString();
     webhookStore.update(lease, row);
     this.#hooks.delete(lease.projectId);
+    // note: deliveries that could not be signed (a secret that did not open) wait for this.
+    this.#wake(lease.projectId, now);
     return { ...view(row), secret };
   }
 
