@@ -1,6 +1,8 @@
 // Webhook benchmarks (issue 13, "Performance"): insert req/s with 5 webhooks registered vs
 // none (two servers, same build, same run), and deliveries/s against a bare fetch (undici)
 // POST loop to the same local receiver. Every target is 127.0.0.1; every run is bounded.
+// BENCH_WEBHOOK_DELIVERIES (default 5000): rows of the delivery check; BENCH_WEBHOOK_CONCURRENCY:
+// the insert target's PLATFORM_EDGE_WEBHOOK_CONCURRENCY (to see the dispatch cost apart from delivering).
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { apiCall, oncePerServer, servers, startServer } from '../lib/index.mjs';
@@ -93,7 +95,7 @@ export default {
     {
       name: 'POST rows (insert) with 5 webhooks (delivering to a local receiver) vs with none',
       baseline: insertSide(servers.edge('uws', { id: 'edge-uws-nohooks' }), withTable),
-      target: insertSide(servers.edge('uws', { id: 'edge-uws-hooks', extraEnv: process.env.BENCH_WH_CONC ? { PLATFORM_EDGE_WEBHOOK_CONCURRENCY: process.env.BENCH_WH_CONC } : {} }), withHooks),
+      target: insertSide(servers.edge('uws', { id: 'edge-uws-hooks', extraEnv: process.env.BENCH_WEBHOOK_CONCURRENCY ? { PLATFORM_EDGE_WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY } : {} }), withHooks),
       targets: { minRatio: 0.9 },
     },
   ],
@@ -120,7 +122,7 @@ export default {
           ];
         } finally {
           await server.stop();
-          (await rx.close?.())?.valueOf();
+          await rx.close();
         }
       },
     },

@@ -464,6 +464,8 @@ export class WebhookService {
     if (!lease) return;
     let next: number | null = null;
     let disabled = false;
+    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
+    if (this.#closed) return lease.release();
     try {
       tx(lease, () => {
         const cur = deliveryStore.byId(lease, d.id);
