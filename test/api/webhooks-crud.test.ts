@@ -70,6 +70,16 @@ describe('CRUD', () => {
     expect((await call('GET', '/webhooks', undefined, null)).status).toBe(401);
   });
 
+  it('an operator session with X-Service-Project acts with the service role', async () => {
+    const headers = { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId, 'content-type': 'application/json' };
+    const c = await s.req('/webhooks', { method: 'POST', key: null, headers, body: JSON.stringify({ url: 'https://example.com/op', events: ['update'] }) });
+    expect(c.status).toBe(201);
+    const id = ((await c.json()) as { id: string }).id;
+    const list = await s.req('/webhooks', { key: null, headers });
+    expect(((await list.json()) as { webhooks: { id: string }[] }).webhooks.map((w) => w.id)).toEqual([id]);
+    expect((await s.req(`/webhooks/${id}`, { method: 'DELETE', key: null, headers })).status).toBe(204);
+  });
+
   it.each([
     [{ events: ['insert'] }, 'url'],
     [{ url: 'https://example.com' }, 'events'],

@@ -212,6 +212,12 @@ describe('test delivery', () => {
     expect(bad.status).toBe(200);
     expect(bad.body).toMatchObject({ status: 'failed', attempts: 1, response_status: 410, error: 'the target answered 410' });
     expect((await call('GET', `/webhooks/${h.id}`)).body).toMatchObject({ enabled: true, failure_count: 0 });
+    // Test deliveries are in the log, and are not retried.
+    const log = await deliveries(h.id);
+    expect(log.map((d) => d.id)).toEqual([bad.body.id, custom.body.id, r.body.id]);
+    const again = await call('POST', `/webhooks/${h.id}/deliveries/${bad.body.id}/retry`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('conflict');
     expect((await call('POST', '/webhooks/dispatch', { webhook_id: 'nope' })).status).toBe(404);
     const unknownType = await call('POST', '/webhooks/dispatch', { webhook_id: h.id, type: 'db.truncate' });
     expect(unknownType.status).toBe(400);
