@@ -308,7 +308,10 @@ export class WebhookService {
     setImmediate(step);
   }
 
-  /** Stops timers and new attempts (attempts in flight finish on their own; their outcome is still recorded when the database is open). */
+  /**
+   * Stops timers and new attempts. Attempts in flight finish without recording their outcome
+   * (the databases close next): those deliveries stay pending and are made again after a start.
+   */
   close(): void {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
