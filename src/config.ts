@@ -121,6 +121,19 @@ export interface Config {
   readonly outboundTimeoutMs: number;
   /** Outbound requests: largest response body read, bytes. */
   readonly outboundMaxResponseBytes: number;
+  /** Webhooks (docs/operations.md "Webhooks"): limit of one delivery attempt, ms. */
+  readonly webhookTimeoutMs: number;
+  /** Webhooks: bytes of a target's answer read (the rest is dropped; the status counts). */
+  readonly webhookMaxResponseBytes: number;
+  /** Webhooks: the first retry's delay and the largest delay, ms (exponential backoff, full jitter). */
+  readonly webhookRetryBaseMs: number;
+  readonly webhookRetryCapMs: number;
+  /** Webhooks: attempts of one delivery before it is `dead`. */
+  readonly webhookMaxAttempts: number;
+  /** Webhooks: seconds the previous secret keeps signing after a rotation (0: it stops at once). */
+  readonly webhookSecretOverlapS: number;
+  /** Webhooks: delivery attempts in flight at once (all projects). */
+  readonly webhookConcurrency: number;
   /** Time a client has to send a request's headers, ms (node:http; uWS has its own 10 s). */
   readonly headersTimeoutMs: number;
   /** Time a client has to send a whole request, headers and body, ms (both backends); 0: none. */
@@ -232,6 +245,13 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     outboundConnectTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS') ?? 5000,
     outboundTimeoutMs: int(env.PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS, 'PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS') ?? 15_000,
     outboundMaxResponseBytes: int(env.PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES, 'PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES') ?? 5 * 1024 * 1024,
+    webhookTimeoutMs: int(env.PLATFORM_EDGE_WEBHOOK_TIMEOUT_MS, 'PLATFORM_EDGE_WEBHOOK_TIMEOUT_MS') ?? 10_000,
+    webhookMaxResponseBytes: int(env.PLATFORM_EDGE_WEBHOOK_MAX_RESPONSE_BYTES, 'PLATFORM_EDGE_WEBHOOK_MAX_RESPONSE_BYTES') ?? 64 * 1024,
+    webhookRetryBaseMs: int(env.PLATFORM_EDGE_WEBHOOK_RETRY_BASE_MS, 'PLATFORM_EDGE_WEBHOOK_RETRY_BASE_MS') ?? 5000,
+    webhookRetryCapMs: int(env.PLATFORM_EDGE_WEBHOOK_RETRY_CAP_MS, 'PLATFORM_EDGE_WEBHOOK_RETRY_CAP_MS') ?? 12 * 3_600_000,
+    webhookMaxAttempts: int(env.PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS, 'PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS') ?? 10,
+    webhookSecretOverlapS: int(env.PLATFORM_EDGE_WEBHOOK_SECRET_OVERLAP_S, 'PLATFORM_EDGE_WEBHOOK_SECRET_OVERLAP_S') ?? 86_400,
+    webhookConcurrency: int(env.PLATFORM_EDGE_WEBHOOK_CONCURRENCY, 'PLATFORM_EDGE_WEBHOOK_CONCURRENCY') ?? 64,
     headersTimeoutMs: int(env.PLATFORM_EDGE_HEADERS_TIMEOUT_MS, 'PLATFORM_EDGE_HEADERS_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.headersTimeoutMs,
     requestTimeoutMs: int(env.PLATFORM_EDGE_REQUEST_TIMEOUT_MS, 'PLATFORM_EDGE_REQUEST_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs,
     keepAliveTimeoutMs: int(env.PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS, 'PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
@@ -268,6 +288,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     ['PLATFORM_EDGE_OUTBOUND_CONNECT_TIMEOUT_MS', merged.outboundConnectTimeoutMs],
     ['PLATFORM_EDGE_OUTBOUND_TIMEOUT_MS', merged.outboundTimeoutMs],
     ['PLATFORM_EDGE_OUTBOUND_MAX_RESPONSE_BYTES', merged.outboundMaxResponseBytes],
+    ['PLATFORM_EDGE_WEBHOOK_TIMEOUT_MS', merged.webhookTimeoutMs],
+    ['PLATFORM_EDGE_WEBHOOK_MAX_RESPONSE_BYTES', merged.webhookMaxResponseBytes],
+    ['PLATFORM_EDGE_WEBHOOK_RETRY_BASE_MS', merged.webhookRetryBaseMs],
+    ['PLATFORM_EDGE_WEBHOOK_RETRY_CAP_MS', merged.webhookRetryCapMs],
+    ['PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS', merged.webhookMaxAttempts],
+    ['PLATFORM_EDGE_WEBHOOK_CONCURRENCY', merged.webhookConcurrency],
   ] as const) {
     if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
   }

@@ -34,6 +34,8 @@ import { functionsRoutes } from './services/functions/routes.js';
 import { SecretsService } from './services/secrets/secrets.js';
 import { secretsRoutes } from './services/secrets/routes.js';
 import { createJobsSystem } from './services/functions/jobs-wiring.js';
+import { WebhookService, type TableLookup } from './services/webhooks/webhooks.js';
+import { webhookRoutes } from './services/webhooks/routes.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -91,8 +93,10 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  const functions = new FunctionsService(config, bus, { db, query, outbound: new OutboundClient(config), secrets });
+  const outbound = new OutboundClient(config);
+  const functions = new FunctionsService(config, bus, { db, query, outbound, secrets });
   const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
+  const webhooks = new WebhookService(config, registry, bus, sealer, outbound, webhookTables(db), { log });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -104,6 +108,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...functionsRoutes(functions),
     ...secretsRoutes(secrets),
     ...jobsSystem.routes,
+    ...webhookRoutes(webhooks),
   ];
   const pipeline = new Pipeline({
     config,
@@ -160,11 +165,13 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     async listen() {
       http = await startHttp(config.http, pipeline, config.host, config.port, config);
       jobsSystem.start();
+      webhooks.start(control.listProjects().map((p) => p.id));
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { url: `http://${host}:${http.port}`, port: http.port, backend: http.backend };
     },
     async close() {
       clearInterval(pruneTimer);
+      webhooks.close();
       await http?.shutdown(5000);
       await jobsSystem.close();
       live.close();
@@ -176,6 +183,18 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       bus.close();
       if (config.ephemeral) rmSync(config.dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The tables a webhook may name: the rows API's (columns of a relational table; null for a document table). */
+function webhookTables(db: DbService): TableLookup {
+  return (lease, name) => {
+    try {
+      const t = db.table(lease, name);
+      return { columns: t.def.kind === 'document' ? null : new Set(t.cols.keys()) };
+    } catch {
+      return null;
+    }
   };
 }
 

@@ -45,6 +45,8 @@ export interface OutboundRequest {
   timeoutMs?: number;
   connectTimeoutMs?: number;
   maxResponseBytes?: number;
+  /** Past `maxResponseBytes`: `error` (default) fails with `response_too_large`; `truncate` answers with the bytes read so far (the status counts, the rest is not read). */
+  overflow?: 'error' | 'truncate';
   signal?: AbortSignal;
 }
 
@@ -147,6 +149,7 @@ export class OutboundClient {
     const limits = {
       connectMs: lower(req.connectTimeoutMs, Math.min(s.outboundConnectTimeoutMs, MAX_TIMER_MS)),
       maxBytes: lower(req.maxResponseBytes, s.outboundMaxResponseBytes),
+      truncate: req.overflow === 'truncate',
     };
     const maxRedirects = req.redirect === 'follow' ? Math.max(0, Math.min(req.maxRedirects ?? DEFAULT_MAX_REDIRECTS, MAX_REDIRECTS)) : 0;
     const ac = new AbortController();
@@ -265,7 +268,7 @@ function send(
   method: string,
   headers: Record<string, string>,
   body: Uint8Array | undefined,
-  limits: { connectMs: number; maxBytes: number },
+  limits: { connectMs: number; maxBytes: number; truncate: boolean },
   redirectsFollowed: boolean,
   signal: AbortSignal,
 ): Promise<Omit<OutboundResponse, 'url' | 'redirects'>> {
@@ -328,12 +331,18 @@ function send(
       const tooLarge = (): EdgeError =>
         new EdgeError('response_too_large', `the response body exceeds the limit of ${limits.maxBytes} bytes`, { details: { reason: 'too_large' } });
       const declared = Number(h['content-length']);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) return fail(tooLarge());
+      if (!limits.truncate && Number.isFinite(declared) && declared > limits.maxBytes) return fail(tooLarge());
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
+        if (size + chunk.length > limits.maxBytes) {
+          if (!limits.truncate) return fail(tooLarge());
+          chunks.push(chunk.subarray(0, limits.maxBytes - size));
+          finish(null, { status, headers: h, body: Buffer.concat(chunks, limits.maxBytes) });
+          req?.destroy();
+          return;
+        }
         size += chunk.length;
-        if (size > limits.maxBytes) return fail(tooLarge());
         chunks.push(chunk);
       });
       res.on('end', () => finish(null, { status, headers: h, body: Buffer.concat(chunks, size) }));

@@ -548,6 +548,14 @@ describe('requests (local servers on 127.0.0.1 only)', () => {
     expect(raised.code).toBe('response_too_large');
   });
 
+  it('truncates instead when asked: the status and the first bytes up to the cap', async () => {
+    const client = new OutboundClient(SETTINGS);
+    const declared = await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/big`, maxResponseBytes: 1000, overflow: 'truncate' });
+    expect([declared.status, declared.body.length]).toEqual([200, 1000]);
+    const streamed = await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/big-chunked`, overflow: 'truncate' });
+    expect([streamed.status, streamed.body.length]).toEqual([200, 64 * 1024]);
+  });
+
   it('gives up on a server that does not answer in time', async () => {
     const client = new OutboundClient({ ...SETTINGS, outboundTimeoutMs: 300 });
     const e = await failure(client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/slow`, timeoutMs: 60_000 }));

@@ -1,0 +1,802 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../../config.js';
+import type { Sealer } from '../../control/seal.js';
+import { EdgeError, invalidField, notFound } from '../../core/errors.js';
+import type { EventBus } from '../../events/bus.js';
+import type { Change } from '../../events/change-log.js';
+import { changeStore } from '../../events/change-store.js';
+import { advanceCursor, deleteCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
+import type { OutboundClient } from '../../net/outbound.js';
+import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import { matches, parseFilter, type Condition } from './filter.js';
+import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
+
+/**
+ * Webhooks (docs/api.md "Webhooks"): registered endpoints, signed deliveries of the change log.
+ *
+ * The change log is the outbox. A dispatcher reads it through the `webhooks` consumer cursor
+ * and, in one transaction, writes one delivery row per (change, matching webhook) and advances
+ * the cursor, so a crash either did both or neither. Deliveries are attempted at once, then
+ * by `next_attempt_at` (indexed) with exponential backoff and full jitter; everything pending
+ * resumes after a restart (`start`). An attempt in flight when the process dies is made again:
+ * delivery is at least once, with the same `webhook-id`.
+ */
+
+export const CURSOR = 'webhooks';
+export const EVENT_TYPES = ['db.insert', 'db.update', 'db.delete'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export const MAX_WEBHOOKS = 100;
+const MAX_DESCRIPTION = 1000;
+const DISPATCH_BATCH = 500;
+/** Dead deliveries in a row that disable a webhook. */
+export const DEAD_IN_A_ROW = 5;
+const ERROR_MAX = 500;
+
+/** What a table lookup tells the service: null for an unknown table; `columns` null for a document table. */
+export type TableLookup = (lease: ProjectLease, table: string) => { columns: ReadonlySet<string> | null } | null;
+
+interface Hook {
+  row: WebhookRow;
+  events: ReadonlySet<string>;
+  filter: Condition[];
+}
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  table: string | null;
+  filter: string[] | null;
+  enabled: boolean;
+  description: string | null;
+  failure_count: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  type: string;
+  status: DeliveryRow['status'];
+  attempts: number;
+  next_attempt_at: string | null;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  created_at: string;
+}
+
+export interface WebhookOptions {
+  /** The clock, ms since the epoch (tests inject one). */
+  now?: () => number;
+  /** A number in [0, 1) for the backoff's jitter. */
+  random?: () => number;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+const RUN_TX = 'webhooks.tx';
+const newTx = (lease: ProjectLease): ((fn: () => void) => void) => {
+  const t = lease.db.transaction((f: () => void) => f());
+  return (fn) => t.immediate(fn);
+};
+const tx = (lease: ProjectLease, fn: () => void): void => lease.cache(RUN_TX, newTx)(fn);
+
+export class WebhookService {
+  readonly #config: Config;
+  readonly #registry: ProjectRegistry;
+  readonly #sealer: Sealer;
+  readonly #outbound: OutboundClient;
+  readonly #tables: TableLookup;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #log: (msg: string, err?: unknown) => void;
+  /** Webhooks per project, as last read (null entry: none). */
+  readonly #hooks = new Map<string, Hook[]>();
+  readonly #dirty = new Set<string>();
+  #flushQueued = false;
+  /** Earliest time (ms) each project has a delivery due. */
+  readonly #wakeAt = new Map<string, number>();
+  #timer: NodeJS.Timeout | null = null;
+  #timerAt = Infinity;
+  readonly #inFlight = new Set<string>();
+  /** Opened secrets by project and sealed text. */
+  readonly #secrets = new Map<string, string>();
+  readonly #queue: { projectId: string; id: string }[] = [];
+  #running = 0;
+  #closed = false;
+
+  constructor(config: Config, registry: ProjectRegistry, bus: EventBus, sealer: Sealer, outbound: OutboundClient, tables: TableLookup, opts: WebhookOptions = {}) {
+    this.#config = config;
+    this.#registry = registry;
+    this.#sealer = sealer;
+    this.#outbound = outbound;
+    this.#tables = tables;
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+    this.#log = opts.log ?? (() => {});
+    bus.on('db.change', (e) => this.#onChange(e));
+    bus.on('project.deleted', (e) => this.#forget(e.projectId));
+  }
+
+  // ---------------------------------------------------------------- CRUD
+
+  list(lease: ProjectLease): { webhooks: WebhookView[] } {
+    return { webhooks: webhookStore.list(lease).map(view) };
+  }
+
+  get(lease: ProjectLease, id: string): WebhookView {
+    return view(this.#row(lease, id));
+  }
+
+  create(lease: ProjectLease, body: Record<string, unknown>): WebhookView & { secret: string } {
+    const known = new Set(['url', 'events', 'table', 'filter', 'description', 'enabled']);
+    for (const k of Object.keys(body)) if (!known.has(k)) throw invalidField(k, 'unknown field');
+    const url = this.#url(body.url);
+    const events = parseEvents(body.events);
+    const table = this.#table(lease, body.table);
+    const filter = this.#filter(lease, body.filter, table);
+    const description = parseDescription(body.description);
+    const enabled = body.enabled === undefined ? true : parseEnabled(body.enabled);
+    const secret = newSecret();
+    const id = uuidv7();
+    const at = this.#iso();
+    let row!: WebhookRow;
+    tx(lease, () => {
+      if (webhookStore.count(lease) >= MAX_WEBHOOKS) throw new EdgeError('conflict', `a project has at most ${MAX_WEBHOOKS} webhooks`);
+      const cursor = openCursor(lease, CURSOR, { from: 'now' });
+      // note: the webhook gets the changes committed after it: those the cursor has not passed yet included.
+      const since = Math.max(cursor.seq, changeStore.newest(lease));
+      row = {
+        id, url, events: JSON.stringify(events), tbl: table, filter: filter === null ? null : JSON.stringify(filter), enabled: enabled ? 1 : 0,
+        description, secret: this.#sealer.seal(lease.projectId, 'webhooks', id, secret), old_secret: null, old_secret_until: null,
+        since_seq: since, failure_count: 0, disabled_reason: null, created_at: at, updated_at: at,
+      };
+      webhookStore.insert(lease, row);
+    });
+    this.#hooks.delete(lease.projectId);
+    return { ...view(row), secret };
+  }
+
+  update(lease: ProjectLease, id: string, body: Record<string, unknown>): WebhookView {
+    const known = new Set(['url', 'events', 'table', 'filter', 'description', 'enabled']);
+    for (const k of Object.keys(body)) if (!known.has(k)) throw invalidField(k, 'unknown field');
+    const row = { ...this.#row(lease, id) };
+    if (body.url !== undefined) row.url = this.#url(body.url);
+    if (body.events !== undefined) row.events = JSON.stringify(parseEvents(body.events));
+    if (body.table !== undefined) row.tbl = this.#table(lease, body.table);
+    if (body.filter !== undefined || body.table !== undefined) {
+      const f = this.#filter(lease, body.filter !== undefined ? body.filter : row.filter === null ? null : JSON.parse(row.filter), row.tbl);
+      row.filter = f === null ? null : JSON.stringify(f);
+    }
+    if (body.description !== undefined) row.description = parseDescription(body.description);
+    if (body.enabled !== undefined) {
+      const on = parseEnabled(body.enabled);
+      // note: enabling again starts the dead-in-a-row count afresh and clears why it was disabled.
+      if (on) Object.assign(row, { enabled: 1, failure_count: 0, disabled_reason: null });
+      else Object.assign(row, { enabled: 0, disabled_reason: row.enabled ? 'disabled by request' : row.disabled_reason });
+    }
+    row.updated_at = this.#iso();
+    tx(lease, () => {
+      if (!webhookStore.get(lease, id)) throw notFound('webhook', id);
+      webhookStore.update(lease, row);
+    });
+    this.#hooks.delete(lease.projectId);
+    if (row.enabled) this.#wake(lease.projectId, this.#now());
+    return view(row);
+  }
+
+  delete(lease: ProjectLease, id: string): void {
+    tx(lease, () => {
+      if (!webhookStore.delete(lease, id)) throw notFound('webhook', id);
+      // note: no webhook left: the cursor would only hold the change log's retention back.
+      if (webhookStore.count(lease) === 0) deleteCursor(lease, CURSOR);
+    });
+    this.#hooks.delete(lease.projectId);
+  }
+
+  /** A new secret; the previous one keeps signing (a second signature) for the overlap. */
+  rotateSecret(lease: ProjectLease, id: string): WebhookView & { secret: string } {
+    const row = { ...this.#row(lease, id) };
+    let current: string | null = null;
+    try {
+      current = this.#open(lease.projectId, row.id, row.secret, false);
+    } catch {
+      // note: sealed under another master key (a restored file): the rotation replaces it without an overlap.
+    }
+    const secret = newSecret();
+    const now = this.#now();
+    row.old_secret = current === null ? null : this.#sealer.seal(lease.projectId, 'webhooks', `${id}:old`, current);
+    row.old_secret_until = current === null ? null : new Date(now + this.#config.webhookSecretOverlapS * 1000).toISOString();
+    row.secret = this.#sealer.seal(lease.projectId, 'webhooks', id, secret);
+    row.updated_at = new Date(now).toISOString();
+    webhookStore.update(lease, row);
+    this.#hooks.delete(lease.projectId);
+    // note: deliveries that could not be signed (a secret that did not open) wait for this.
+    this.#wake(lease.projectId, now);
+    return { ...view(row), secret };
+  }
+
+  deliveries(lease: ProjectLease, id: string, query: URLSearchParams): { deliveries: DeliveryView[]; limit: number; offset: number; next_offset: number | null } {
+    this.#row(lease, id);
+    const status = query.get('status');
+    if (status !== null && !['pending', 'delivered', 'failed', 'dead'].includes(status)) throw invalidField('status', 'must be pending, delivered, failed or dead');
+    const limit = intParam(query, 'limit', 100, 0, 1000);
+    const offset = intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+    const rows = deliveryStore.list(lease, id, status, limit + 1, offset);
+    const more = rows.length > limit;
+    if (more) rows.pop();
+    return { deliveries: rows.map(deliveryView), limit, offset, next_offset: more && limit > 0 ? offset + limit : null };
+  }
+
+  /** Puts a delivery back in the queue (a fresh set of attempts), due now. */
+  retry(lease: ProjectLease, id: string, deliveryId: string): DeliveryView {
+    this.#row(lease, id);
+    const d = deliveryStore.get(lease, id, deliveryId);
+    if (!d) throw notFound('delivery', deliveryId);
+    if (d.test) throw new EdgeError('conflict', 'a test delivery is not retried; send another');
+    if (d.status === 'pending' && this.#inFlight.has(d.id)) throw new EdgeError('conflict', 'the delivery is being attempted now');
+    const at = this.#iso();
+    deliveryStore.requeue(lease, d.id, at);
+    this.#wake(lease.projectId, this.#now());
+    return deliveryView(deliveryStore.get(lease, id, deliveryId)!);
+  }
+
+  /**
+   * One synchronous signed attempt of the normal body plus `"test": true`, recorded in the
+   * delivery log and never retried; it changes nothing of the webhook's state.
+   */
+  async test(lease: ProjectLease, body: Record<string, unknown>): Promise<DeliveryView> {
+    const known = new Set(['webhook_id', 'type', 'table', 'record']);
+    for (const k of Object.keys(body)) if (!known.has(k)) throw invalidField(k, 'unknown field');
+    if (typeof body.webhook_id !== 'string') throw invalidField('webhook_id', 'must be a webhook id');
+    const row = this.#row(lease, body.webhook_id);
+    const type = body.type === undefined ? 'db.insert' : parseEvents([body.type])[0]!;
+    if (body.table !== undefined && (typeof body.table !== 'string' || body.table === '' || body.table.length > 128)) throw invalidField('table', 'must be a table name');
+    const table = (body.table as string | undefined) ?? 'test';
+    const record = body.record === undefined ? {} : body.record;
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) throw invalidField('record', 'must be an object');
+    const id = uuidv7();
+    const at = this.#iso();
+    const payload = JSON.stringify({ id, type, table, record, old_record: null, occurred_at: at, test: true });
+    const d: DeliveryRow = {
+      id, webhook_id: row.id, type, seq: null, payload, test: 1, status: 'pending', attempts: 0, next_attempt_at: null,
+      response_status: null, error: null, duration_ms: null, created_at: at,
+    };
+    deliveryStore.insert(lease, d);
+    const projectId = lease.projectId;
+    await this.#attempt(projectId, d.id);
+    const l = this.#registry.acquire(projectId);
+    try {
+      return deliveryView(deliveryStore.byId(l, d.id)!);
+    } finally {
+      l.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Resumes after a start: every project with webhooks dispatches what its cursor has not
+   * passed and schedules its pending deliveries. Runs in the background, one project a turn.
+   */
+  start(projectIds: readonly string[]): void {
+    let i = 0;
+    const step = (): void => {
+      if (this.#closed || i >= projectIds.length) return;
+      const id = projectIds[i++]!;
+      try {
+        if (existsSync(join(this.#registry.dir(id), 'project.db'))) {
+          const lease = this.#registry.acquire(id);
+          try {
+            if (this.#hooksOf(lease).length) {
+              this.#markDirty(id);
+              this.#wake(id, this.#now());
+            }
+          } finally {
+            lease.release();
+          }
+        }
+      } catch (err) {
+        this.#log(`webhooks of project ${id} not resumed`, err);
+      }
+      setImmediate(step);
+    };
+    setImmediate(step);
+  }
+
+  /**
+   * Stops timers and new attempts. Attempts in flight finish without recording their outcome
+   * (the databases close next): those deliveries stay pending and are made again after a start.
+   */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#queue.length = 0;
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  #onChange(e: Change): void {
+    const hooks = this.#hooks.get(e.projectId);
+    if (hooks !== undefined && hooks.length === 0) return;
+    this.#markDirty(e.projectId);
+  }
+
+  #markDirty(projectId: string): void {
+    this.#dirty.add(projectId);
+    if (this.#flushQueued || this.#closed) return;
+    this.#flushQueued = true;
+    // note: after the writing request's turn: a burst of inserts is dispatched in one transaction.
+    setImmediate(() => {
+      this.#flushQueued = false;
+      const ids = [...this.#dirty];
+      this.#dirty.clear();
+      for (const id of ids) this.#dispatch(id);
+    });
+  }
+
+  /** Turns the changes after the cursor into delivery rows (and advances it) in one transaction per batch. */
+  #dispatch(projectId: string): void {
+    if (this.#closed) return;
+    let lease: ProjectLease;
+    try {
+      lease = this.#registry.acquire(projectId);
+    } catch {
+      return;
+    }
+    const created: string[] = [];
+    try {
+      const hooks = this.#hooksOf(lease);
+      if (hooks.length === 0) return;
+      for (let more = true; more; ) {
+        more = false;
+        tx(lease, () => {
+          openCursor(lease, CURSOR, { from: 'now' });
+          const read = readCursor(lease, CURSOR, DISPATCH_BATCH);
+          if (read.gap) {
+            // note: the change log was pruned past the cursor (its hard cap): those changes are gone.
+            this.#log(`webhooks of project ${projectId}: change log gap after seq ${read.since}`);
+            advanceCursor(lease, CURSOR, read.oldest_seq - 1);
+            more = true;
+            return;
+          }
+          const at = this.#iso();
+          for (const c of read.changes) {
+            let body: ChangeBody | null = null;
+            for (const h of hooks) {
+              if (!wants(h, c)) continue;
+              body ??= changeBody(c);
+              const d = deliveryFor(h, c, body, at);
+              if (d === null) continue;
+              deliveryStore.insert(lease, d);
+              created.push(d.id);
+            }
+          }
+          if (read.changes.length) advanceCursor(lease, CURSOR, read.changes.at(-1)!.seq);
+          more = read.changes.length === DISPATCH_BATCH;
+        });
+      }
+    } catch (err) {
+      this.#log(`webhooks of project ${projectId} not dispatched`, err);
+    } finally {
+      lease.release();
+    }
+    for (const id of created) this.#enqueue(projectId, id);
+  }
+
+  // ---------------------------------------------------------------- attempts
+
+  #enqueue(projectId: string, id: string): void {
+    if (this.#closed || this.#inFlight.has(id)) return;
+    this.#inFlight.add(id);
+    this.#queue.push({ projectId, id });
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (!this.#closed && this.#running < this.#config.webhookConcurrency && this.#queue.length) {
+      const { projectId, id } = this.#queue.shift()!;
+      this.#running++;
+      void this.#attempt(projectId, id).finally(() => {
+        this.#running--;
+        this.#inFlight.delete(id);
+        this.#drain();
+      });
+    }
+  }
+
+  /** One attempt of a pending delivery, its outcome recorded (and the next one scheduled). Never throws. */
+  async #attempt(projectId: string, id: string): Promise<void> {
+    let d: DeliveryRow | undefined;
+    let row: WebhookRow | undefined;
+    let signature = '';
+    const lease = this.#tryAcquire(projectId);
+    if (!lease) return;
+    try {
+      d = deliveryStore.byId(lease, id);
+      row = d && webhookStore.get(lease, d.webhook_id);
+      if (!d || !row || d.status !== 'pending' || (!row.enabled && !d.test)) return;
+      signature = this.#signature(lease.projectId, row, d.id, d.payload);
+    } catch (err) {
+      this.#log(`webhook delivery ${id} not attempted`, err);
+      return;
+    } finally {
+      lease.release();
+    }
+    const ts = signature.slice(0, signature.indexOf(' '));
+    const started = performance.now();
+    let status: number | null = null;
+    let retryAfter: string | undefined;
+    let error: string | null = null;
+    let blocked = false;
+    try {
+      const res = await this.#outbound.request({
+        purpose: 'webhook',
+        url: row.url,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': d.id,
+          'webhook-timestamp': ts,
+          'webhook-signature': signature.slice(ts.length + 1),
+        },
+        body: d.payload,
+        timeoutMs: this.#config.webhookTimeoutMs,
+        maxResponseBytes: this.#config.webhookMaxResponseBytes,
+        overflow: 'truncate',
+      });
+      status = res.status;
+      retryAfter = res.headers['retry-after'];
+      if (status < 200 || status > 299) error = `the target answered ${status}`;
+    } catch (err) {
+      const e = err instanceof EdgeError ? err : new EdgeError('provider_unreachable', 'the request failed');
+      error = `${e.code}: ${e.message}`.slice(0, ERROR_MAX);
+      blocked = e.code === 'outbound_blocked' || e.code === 'invalid_request';
+    }
+    const durationMs = Math.round(performance.now() - started);
+    this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
+  }
+
+  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): void {
+    const lease = this.#tryAcquire(projectId);
+    if (!lease) return;
+    let next: number | null = null;
+    let disabled = false;
+    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
+    if (this.#closed) return lease.release();
+    try {
+      tx(lease, () => {
+        const cur = deliveryStore.byId(lease, d.id);
+        if (!cur || cur.status !== 'pending') return;
+        const attempts = cur.attempts + 1;
+        const base = { attempts, response_status: status, error, duration_ms: durationMs };
+        const ok = status !== null && status >= 200 && status <= 299;
+        const at = this.#iso();
+        if (ok) {
+          deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
+          if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
+          return;
+        }
+        if (cur.test) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+        if (status === 410) {
+          deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+          webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
+          disabled = true;
+          return;
+        }
+        if (blocked) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+        if (attempts >= this.#config.webhookMaxAttempts) {
+          deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
+          if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
+            webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
+            disabled = true;
+          }
+          return;
+        }
+        next = this.#now() + this.backoff(attempts, retryAfter);
+        deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
+      });
+    } catch (err) {
+      this.#log(`webhook delivery ${d.id}: outcome not recorded`, err);
+    } finally {
+      lease.release();
+    }
+    if (disabled) this.#hooks.delete(projectId);
+    if (next !== null) this.#wake(projectId, next);
+  }
+
+  /**
+   * The delay before attempt `attempts + 1`, ms: full jitter, a random point up to
+   * min(cap, base·2^(attempts-1)), but never below the base; a `Retry-After` (seconds or an
+   * HTTP date) longer than that is honoured, up to the cap.
+   */
+  backoff(attempts: number, retryAfter?: string): number {
+    const { webhookRetryBaseMs: base, webhookRetryCapMs: cap } = this.#config;
+    const ceiling = Math.min(cap, base * 2 ** Math.min(attempts - 1, 40));
+    let delay = Math.max(base, Math.floor(this.#random() * ceiling));
+    const asked = retryAfterMs(retryAfter, this.#now());
+    if (asked !== null && asked > delay) delay = asked;
+    return Math.min(cap, delay);
+  }
+
+  // ---------------------------------------------------------------- schedule
+
+  #wake(projectId: string, at: number): void {
+    if (this.#closed) return;
+    const cur = this.#wakeAt.get(projectId);
+    if (cur === undefined || at < cur) this.#wakeAt.set(projectId, at);
+    if (at < this.#timerAt) this.#arm(at);
+  }
+
+  #arm(at: number): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.min(at - this.#now(), 2 ** 31 - 1)));
+    this.#timer.unref();
+  }
+
+  #tick(): void {
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    const now = this.#now();
+    let earliest = Infinity;
+    for (const [pid, at] of [...this.#wakeAt]) {
+      if (at <= now) {
+        this.#wakeAt.delete(pid);
+        this.#pump(pid);
+      } else earliest = Math.min(earliest, at);
+    }
+    for (const at of this.#wakeAt.values()) earliest = Math.min(earliest, at);
+    if (earliest !== Infinity && !this.#closed) this.#arm(earliest);
+  }
+
+  /** Dispatches what is left and starts the project's due deliveries; schedules the next. */
+  #pump(projectId: string): void {
+    this.#dirty.delete(projectId);
+    this.#dispatch(projectId);
+    const lease = this.#tryAcquire(projectId);
+    if (!lease) return;
+    const start: string[] = [];
+    let nextDue: string | null = null;
+    // note: one instant for both reads: a delivery due by it is in `due` (started now, or in flight and
+    // rescheduling itself when it ends); the earliest of the others gets the wake-up.
+    const nowMs = this.#now();
+    try {
+      const now = new Date(nowMs).toISOString();
+      const limit = this.#inFlight.size + 200;
+      const due = deliveryStore.due(lease, now, limit);
+      for (const d of due) if (!this.#inFlight.has(d.id)) start.push(d.id);
+      if (start.length && due.length === limit) this.#wakeAt.set(projectId, nowMs);
+      nextDue = deliveryStore.nextDue(lease, now);
+    } catch (err) {
+      this.#log(`webhooks of project ${projectId} not scheduled`, err);
+    } finally {
+      lease.release();
+    }
+    for (const id of start) this.#enqueue(projectId, id);
+    // note: a due one in flight reschedules itself when its attempt ends.
+    if (nextDue !== null) this.#wake(projectId, Date.parse(nextDue));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  #tryAcquire(projectId: string): ProjectLease | null {
+    try {
+      return this.#registry.acquire(projectId);
+    } catch {
+      return null;
+    }
+  }
+
+  #hooksOf(lease: ProjectLease): Hook[] {
+    let hooks = this.#hooks.get(lease.projectId);
+    if (hooks === undefined) {
+      hooks = webhookStore.list(lease).map((row) => ({
+        row,
+        events: new Set(JSON.parse(row.events) as string[]),
+        filter: row.filter === null ? [] : parseFilter(JSON.parse(row.filter), null),
+      }));
+      this.#hooks.set(lease.projectId, hooks);
+    }
+    return hooks;
+  }
+
+  #forget(projectId: string): void {
+    this.#hooks.delete(projectId);
+    this.#wakeAt.delete(projectId);
+    this.#dirty.delete(projectId);
+  }
+
+  #row(lease: ProjectLease, id: string): WebhookRow {
+    const r = webhookStore.get(lease, id);
+    if (!r) throw notFound('webhook', id);
+    return r;
+  }
+
+  #url(v: unknown): string {
+    if (typeof v !== 'string' || v === '') throw invalidField('url', 'must be an https:// URL (or http:// to 127.0.0.1, localhost or [::1])');
+    try {
+      this.#outbound.checkUrl('webhook', v);
+    } catch (err) {
+      if (err instanceof EdgeError && err.code === 'outbound_blocked') throw invalidField('url', err.message);
+      throw err;
+    }
+    return v;
+  }
+
+  #table(lease: ProjectLease, v: unknown): string | null {
+    if (v === null || v === undefined) return null;
+    if (typeof v !== 'string' || v === '') throw invalidField('table', 'must be a table name or null');
+    if (this.#tables(lease, v) === null) throw invalidField('table', `there is no table "${v.slice(0, 128)}"`);
+    return v;
+  }
+
+  #filter(lease: ProjectLease, v: unknown, table: string | null): string[] | null {
+    if (v === null || v === undefined) return null;
+    if (table === null) throw invalidField('filter', 'a filter needs a table');
+    const info = this.#tables(lease, table);
+    parseFilter(v, info?.columns ?? null);
+    return (v as string[]).length ? (v as string[]) : null;
+  }
+
+  #open(projectId: string, id: string, sealed: string, old: boolean): string {
+    // note: opening derives the project's key (HKDF) and decrypts: once per sealed value, not per attempt.
+    const key = `${projectId}\0${sealed}`;
+    let plain = this.#secrets.get(key);
+    if (plain === undefined) {
+      plain = this.#sealer.open(projectId, 'webhooks', old ? `${id}:old` : id, sealed, () => {});
+      if (this.#secrets.size >= 10_000) this.#secrets.clear();
+      this.#secrets.set(key, plain);
+    }
+    return plain;
+  }
+
+  /** `<timestamp> <signature header>`: one `v1,` signature per secret in force (the new one first). */
+  #signature(projectId: string, row: WebhookRow, id: string, payload: string): string {
+    const ts = Math.floor(this.#now() / 1000);
+    const secrets = [this.#open(projectId, row.id, row.secret, false)];
+    if (row.old_secret !== null && row.old_secret_until !== null && Date.parse(row.old_secret_until) > this.#now()) {
+      secrets.push(this.#open(projectId, row.id, row.old_secret, true));
+    }
+    return `${ts} ${secrets.map((s) => `v1,${sign(s, id, ts, payload)}`).join(' ')}`;
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+}
+
+// ---------------------------------------------------------------- pure parts
+
+/** HMAC-SHA256 of `id.timestamp.body`, keyed by the base64-decoded part after `whsec_`, in base64 (Standard Webhooks). */
+export function sign(secret: string, id: string, ts: number, payload: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return createHmac('sha256', key).update(`${id}.${ts}.${payload}`).digest('base64');
+}
+
+const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+
+export function parseEvents(v: unknown): EventType[] {
+  if (!Array.isArray(v) || v.length === 0 || v.length > 10) throw invalidField('events', 'must be a non-empty array of db.insert, db.update, db.delete');
+  const out = new Set<EventType>();
+  for (const e of v) {
+    const long = typeof e === 'string' && !e.startsWith('db.') ? `db.${e}` : e;
+    if (typeof long !== 'string' || !(EVENT_TYPES as readonly string[]).includes(long)) {
+      throw invalidField('events', `unknown event ${JSON.stringify(e).slice(0, 100)}; use db.insert, db.update, db.delete (or insert, update, delete)`);
+    }
+    out.add(long as EventType);
+  }
+  return EVENT_TYPES.filter((t) => out.has(t));
+}
+
+function parseDescription(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'string' || v.length > MAX_DESCRIPTION) throw invalidField('description', `must be a string of at most ${MAX_DESCRIPTION} characters`);
+  return v;
+}
+
+function parseEnabled(v: unknown): boolean {
+  if (typeof v !== 'boolean') throw invalidField('enabled', 'must be a boolean');
+  return v;
+}
+
+function intParam(q: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
+  const s = q.get(name);
+  if (s === null) return dflt;
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n < min || n > max) throw invalidField(name, `must be an integer ${min}-${max}`);
+  return n;
+}
+
+/** Seconds or an HTTP date → ms from now; null when absent or unreadable. */
+export function retryAfterMs(v: string | undefined, now: number): number | null {
+  if (v === undefined) return null;
+  const s = v.trim();
+  if (/^\d+$/.test(s)) return Number(s) * 1000;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? Math.max(0, t - now) : null;
+}
+
+function wants(h: Hook, c: LoggedChange): boolean {
+  return h.row.enabled === 1 && c.seq > h.row.since_seq && h.events.has(`db.${c.op}`) && (h.row.tbl === null || h.row.tbl === c.table);
+}
+
+/** A row in the rows API's wire shape, from the change's `data` and its stored image (id and timestamps). */
+function wireRow(id: string, data: Record<string, unknown> | null, image: string | null): { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string } | null {
+  if (data === null) return null;
+  const out: { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string } = { id, data };
+  if (image !== null) {
+    try {
+      const img = JSON.parse(image) as Record<string, unknown>;
+      if (typeof img.id === 'number' || typeof img.id === 'string') out.id = img.id;
+      if (typeof img.created_at === 'string') out.created_at = img.created_at;
+      if (typeof img.updated_at === 'string') out.updated_at = img.updated_at;
+    } catch {
+      // note: an unreadable image leaves the row without timestamps.
+    }
+  }
+  return out;
+}
+
+/** What every webhook's payload of one change shares: the row images read once, the body after its `id`. */
+interface ChangeBody {
+  type: string;
+  /** The row the filter sees: the new row, or the old one for a delete. */
+  row: ReturnType<typeof wireRow>;
+  /** The payload's JSON after `{"id":"…",`. */
+  rest: string;
+}
+
+function changeBody(c: LoggedChange): ChangeBody {
+  const record = wireRow(c.id, c.data, c.newRow);
+  const oldRecord = wireRow(c.id, c.old, c.oldRow);
+  const type = `db.${c.op}`;
+  const rest = JSON.stringify({ type, table: c.table, record, old_record: oldRecord, occurred_at: c.at }).slice(1);
+  return { type, row: c.op === 'delete' ? oldRecord : record, rest };
+}
+
+function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow | null {
+  if (!matches(h.filter, body.row)) return null;
+  const id = uuidv7();
+  // note: the same text JSON.stringify({ id, type, table, record, old_record, occurred_at }) gives.
+  const payload = `{"id":"${id}",${body.rest}`;
+  return {
+    id, webhook_id: h.row.id, type: body.type, seq: c.seq, payload, test: 0, status: 'pending', attempts: 0, next_attempt_at: at,
+    response_status: null, error: null, duration_ms: null, created_at: at,
+  };
+}
+
+function view(r: WebhookRow): WebhookView {
+  return {
+    id: r.id,
+    url: r.url,
+    events: JSON.parse(r.events) as string[],
+    table: r.tbl,
+    filter: r.filter === null ? null : (JSON.parse(r.filter) as string[]),
+    enabled: r.enabled === 1,
+    description: r.description,
+    failure_count: r.failure_count,
+    disabled_reason: r.disabled_reason,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+function deliveryView(d: DeliveryRow): DeliveryView {
+  return {
+    id: d.id,
+    type: d.type,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.next_attempt_at,
+    response_status: d.response_status,
+    error: d.error,
+    duration_ms: d.duration_ms,
+    created_at: d.created_at,
+  };
+}
