@@ -31,6 +31,7 @@ import { ProjectAdmin } from './control/project-admin.js';
 import { LocalObjectStore } from './services/storage/object-store.js';
 import { storageRoutes } from './services/storage/routes.js';
 import { StorageService } from './services/storage/storage.js';
+import { UrlSigner } from './services/storage/signing.js';
 import { ShortIdIndex } from './services/storage/store.js';
 
 export interface EdgeServer {
@@ -89,7 +90,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const topics = new TopicHub();
   const objectFiles = new LocalObjectStore(config.dataDir);
   bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
-  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db));
+  const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
+  bus.on('project.deleted', (e) => signer.forget(e.projectId));
+  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db), signer);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
