@@ -88,11 +88,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  const objectFiles = new LocalObjectStore(config.dataDir);
-  bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
   const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
-  bus.on('project.deleted', (e) => signer.forget(e.projectId));
-  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db), signer);
+  const storage = new StorageService(config, registry, new LocalObjectStore(config.dataDir), new ShortIdIndex(control.db), signer);
+  bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),

@@ -21,6 +21,8 @@ interface Served {
   readonly key: string;
   readonly publicBucket: boolean;
   readonly extra?: Readonly<Record<string, string>>;
+  /** The whole body in memory (a small file, else null), sent as bytes when no range is asked for; called after the 304 check. */
+  readonly data?: () => Buffer | null;
 }
 
 /**
@@ -34,7 +36,11 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
   if (path === null) throw new Error('the object store keeps no local files (a streamed read is not wired yet)');
   const lastModified = new Date(row.updated_at).toUTCString();
   const plain: Served = { path, size: row.size, contentType: row.content_type, etag: etagOf(row.sha256), lastModified, key: row.key, publicBucket: obj.publicBucket };
-  if (!asksTransform(req.query)) return answer(req, plain);
+  if (!asksTransform(req.query)) {
+    // note: a small object goes out from memory in one write (no file opened per request); ranges go through the file answer.
+    if (req.headers.range === undefined) return answer(req, { ...plain, data: () => storage.cache.bytes(row.ref, path, row.size) });
+    return answer(req, plain);
+  }
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
     const v: TransformedBody | null = await transformRead(obj, req);
@@ -57,6 +63,11 @@ function answer(req: HandlerRequest, s: Served): EdgeResponse {
     delete headers['content-type'];
     delete headers['content-disposition'];
     return { status: 304, headers };
+  }
+  const data = s.data?.() ?? null;
+  if (data !== null) {
+    headers['accept-ranges'] = 'bytes';
+    return { status: 200, headers, bytes: data };
   }
   return { status: 200, headers, file: { path: s.path, size: s.size, contentType: s.contentType } };
 }
