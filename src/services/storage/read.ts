@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import type { EdgeResponse, HandlerRequest } from '../../edge/route.js';
 import { attachment, servedAsAttachment } from './rules.js';
 import { etagOf, type ReadableObject, type StorageService } from './storage.js';
@@ -38,8 +39,7 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
   const plain: Served = { path, size: row.size, contentType: row.content_type, etag: etagOf(row.sha256), lastModified, key: row.key, publicBucket: obj.publicBucket };
   if (!asksTransform(req.query)) {
     // note: a small object goes out from memory in one write (no file opened per request); ranges go through the file answer.
-    if (req.headers.range === undefined) return answer(req, { ...plain, data: () => storage.cache.bytes(row.ref, path, row.size) });
-    return answer(req, plain);
+    return answer(req, { ...plain, data: () => storage.cache.bytes(row.ref, path, row.size) });
   }
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
@@ -64,12 +64,24 @@ function answer(req: HandlerRequest, s: Served): EdgeResponse {
     delete headers['content-disposition'];
     return { status: 304, headers };
   }
+  const range = req.headers.range;
+  // note: a Range with an If-Range that no longer matches gets the whole (new) body, never a part of it.
+  const whole = range === undefined || !rangeStillValid(req.headers['if-range'], s.etag, s.lastModified);
+  if (!whole) return { status: 200, headers, file: { path: s.path, size: s.size, contentType: s.contentType } };
+  headers['accept-ranges'] = 'bytes';
   const data = s.data?.() ?? null;
-  if (data !== null) {
-    headers['accept-ranges'] = 'bytes';
-    return { status: 200, headers, bytes: data };
-  }
-  return { status: 200, headers, file: { path: s.path, size: s.size, contentType: s.contentType } };
+  if (data !== null) return { status: 200, headers, bytes: data };
+  if (range === undefined) return { status: 200, headers, file: { path: s.path, size: s.size, contentType: s.contentType } };
+  return { status: 200, headers, stream: createReadStream(s.path, { highWaterMark: 64 * 1024 }), length: s.size };
+}
+
+/** RFC 9110 §13.1.5: a range applies when `If-Range` is absent, or names the current strong ETag or the exact Last-Modified. */
+function rangeStillValid(ifRange: string | undefined, etag: string, lastModified: string): boolean {
+  if (ifRange === undefined) return true;
+  const v = ifRange.trim();
+  if (v.startsWith('"')) return v === etag;
+  if (v.startsWith('W/')) return false;
+  return v === lastModified;
 }
 
 /**
