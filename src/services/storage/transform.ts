@@ -24,12 +24,13 @@ export function asksTransform(q: URLSearchParams): boolean {
 
 /**
  * The read path's transform hook (image resizing, filled in by the image service): given the
- * object about to be served and the request (its `w, h, g, fit, format, q` and `Accept`), the
+ * object about to be served (its record, project and bucket publicity), the path of its stored
+ * file (`source`) and the request (its `w, h, g, fit, format, q` and `Accept`), the
  * variant to send instead, or null to send the stored bytes. Called only when `asksTransform`.
  * Validation errors throw `EdgeError`s (400 `invalid_field`, 503 `unavailable`, …).
  *
  * Today: no transform, the stored bytes are served.
  */
-export function transformRead(_obj: ReadableObject, _req: HandlerRequest): Promise<TransformedBody | null> | null {
+export function transformRead(_obj: ReadableObject, _source: string, _req: HandlerRequest): Promise<TransformedBody | null> | null {
   return null;
 }
