@@ -124,6 +124,15 @@ describe('a read', () => {
     expect((await fetch(`${s.url}/${id}`, { headers: { 'if-modified-since': 'garbage' } })).status).toBe(200);
   });
 
+  it('a read with image parameters of an object that is no image sends the stored bytes', async () => {
+    const res = await fetch(`${s.url}/${id}?w=100&h=50`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('etag')).toBe(ETAG);
+    expectSafety(res);
+    expect(await res.text()).toBe(BODY);
+  });
+
   it('HEAD sends the headers of GET without a body, ranges included', async () => {
     const res = await fetch(`${s.url}/${id}`, { method: 'HEAD', headers: { range: 'bytes=0-4' } });
     expect(res.status).toBe(206);
