@@ -246,6 +246,12 @@ describe('who may read and write', () => {
     expect((await put('priv', 'alice/a.txt', 'alice 2', 'text/plain', s.keys.publishable, { authorization: `Bearer ${alice}` })).status).toBe(200);
     const asBob = await s.req('/storage/objects/priv/alice/a.txt', { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
     expect(asBob.status).toBe(404);
+    // note: in a public bucket everyone reads it, so a delete by another user is refused, not hidden.
+    expect((await put('pub', 'alice/p.txt', 'alice public', 'text/plain', s.keys.publishable, { authorization: `Bearer ${alice}` })).status).toBe(201);
+    const pubDel = await s.req('/storage/objects/pub/alice/p.txt', { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
+    expect(pubDel.status).toBe(403);
+    expect((await errorOf(pubDel)).code).toBe('rls_denied');
+    expect((await s.req('/storage/objects/pub/alice/p.txt', { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } })).status).toBe(204);
   });
 
   it('private objects read only by their owner and the service role; lists filter the same way', async () => {
