@@ -115,6 +115,17 @@ describe('PUT, GET, list and DELETE objects', () => {
     expect(body.content_type).toBe('application/octet-stream');
   });
 
+  it('stores an empty object', async () => {
+    const r = await put('pub', 'empty.txt', '');
+    expect(r.status).toBe(201);
+    expect(r.body.size).toBe(0);
+    expect(r.body.etag).toBe(`"${sha('')}"`);
+    const got = await fetch(`${s.url}/${r.body.id as string}`);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-length')).toBe('0');
+    expect(await got.text()).toBe('');
+  });
+
   it('streams a 3 MiB body chunked and reads back the same bytes', async () => {
     const size = 3 * 1024 * 1024;
     const data = new Uint8Array(size);
