@@ -181,6 +181,23 @@ describe('PUT, GET, list and DELETE objects', () => {
     expect((await s.req('/storage/objects/pub/tmp/del.txt', { method: 'DELETE', key: s.keys.service })).status).toBe(404);
   });
 
+  it('reads need storage:read and writes storage:write (401 missing_scope)', async () => {
+    const readOnly = s.server.projects.createKey(s.projectId, 'ro', ['storage:read'], false).secret;
+    const dataOnly = s.server.projects.createKey(s.projectId, 'data', ['data:read', 'data:write'], false).secret;
+    expect((await s.req('/storage/objects/pub/docs/hello.txt', { key: readOnly })).status).toBe(200);
+    const w = await s.req('/storage/objects/pub/ro.txt', { method: 'PUT', key: readOnly, body: 'x' });
+    expect(w.status).toBe(401);
+    expect((await errorOf(w)).code).toBe('missing_scope');
+    expect((await s.req('/storage/objects/pub/docs/hello.txt', { method: 'DELETE', key: readOnly })).status).toBe(401);
+    const r = await s.req('/storage/objects/pub/docs/hello.txt', { key: dataOnly });
+    expect(r.status).toBe(401);
+    expect((await errorOf(r)).code).toBe('missing_scope');
+    expect((await s.req('/storage/buckets', { key: dataOnly })).status).toBe(401);
+    // note: without any credentials a public short id still reads.
+    const id = ((await (await s.req('/storage/objects/pub?prefix=docs/', { key: readOnly })).json()) as { objects: { id: string }[] }).objects[0]!.id;
+    expect((await fetch(`${s.url}/${id}`)).status).toBe(200);
+  });
+
   it('needs storage scopes and a known bucket', async () => {
     expect((await put('nobucket', 'x', 'y')).status).toBe(404);
     const noKey = await fetch(`${s.url}/storage/objects/pub/x`, { method: 'PUT', body: 'y' });
