@@ -36,6 +36,11 @@ import { secretsRoutes } from './services/secrets/routes.js';
 import { createJobsSystem } from './services/functions/jobs-wiring.js';
 import { WebhookService, type TableLookup } from './services/webhooks/webhooks.js';
 import { webhookRoutes } from './services/webhooks/routes.js';
+import { LocalObjectStore } from './services/storage/object-store.js';
+import { storageRoutes } from './services/storage/routes.js';
+import { StorageService } from './services/storage/storage.js';
+import { UrlSigner } from './services/storage/signing.js';
+import { ShortIdIndex } from './services/storage/store.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -97,6 +102,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const functions = new FunctionsService(config, bus, { db, query, outbound, secrets });
   const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   const webhooks = new WebhookService(config, registry, bus, sealer, outbound, webhookTables(db), { log });
+  const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
+  const storage = new StorageService(config, registry, new LocalObjectStore(config.dataDir), new ShortIdIndex(control.db), signer);
+  bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -109,6 +117,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...secretsRoutes(secrets),
     ...jobsSystem.routes,
     ...webhookRoutes(webhooks),
+    ...storageRoutes(storage, config),
   ];
   const pipeline = new Pipeline({
     config,

@@ -30,6 +30,11 @@ export class Sealer {
     this.#master = createSecretKey(masterKey);
   }
 
+  /** The MAC key of one (project, purpose) (`deriveMacKey`): signing, never sealing. */
+  macKey(project: string, purpose: SealPurpose): Buffer {
+    return deriveMacKey(this.#master, project, purpose);
+  }
+
   seal(project: string, purpose: SealPurpose, name: string, plain: string): string {
     const nonce = randomBytes(NONCE_BYTES);
     const c = createCipheriv('aes-256-gcm', deriveSealKey(this.#master, project, purpose), nonce);
@@ -69,15 +74,23 @@ export class Sealer {
   }
 
   /**
-   * HMAC-SHA-256 of `data` under a key derived per (project, purpose) apart from the sealing
-   * key (its own HKDF info): a fingerprint that shows a value changed without revealing it.
+   * HMAC-SHA-256 of `data` under the (project, purpose) MAC key (`macKey`, apart from the sealing
+   * key): a fingerprint that shows a value changed without revealing it.
    */
   mac(project: string, purpose: SealPurpose, data: string): Buffer {
-    requireId('project', project);
-    const info = Buffer.from(`platform-edge/mac/${VERSION}\0${purpose}\0${project}`, 'utf8');
-    const key = Buffer.from(hkdfSync('sha256', this.#master, SALT, info, 32));
-    return createHmac('sha256', key).update(data, 'utf8').digest();
+    return createHmac('sha256', this.macKey(project, purpose)).update(data, 'utf8').digest();
   }
+
+}
+
+/**
+ * A 32-byte MAC key of one (project, purpose), e.g. for signed URLs: HKDF-SHA-256 of the master key
+ * with its own info string, so it never equals the sealing key of the same pair.
+ */
+export function deriveMacKey(master: KeyObject | Buffer, project: string, purpose: SealPurpose): Buffer {
+  requireId('project', project);
+  const info = Buffer.from(`platform-edge/mac/v1\0${purpose}\0${project}`, 'utf8');
+  return Buffer.from(hkdfSync('sha256', master, SALT, info, 32));
 }
 
 /** The AES-256 key of one (project, purpose): HKDF-SHA-256 of the master key. */
