@@ -137,6 +137,12 @@ export interface Config {
   readonly wsIdleTimeoutS: number;
   /** WebSocket: largest message a client may send, bytes; past it the socket is closed with 1009. */
   readonly wsMaxMessage: number;
+  /** Realtime: the SSE heartbeat comment interval, ms (docs/api.md "Realtime"). */
+  readonly realtimeHeartbeatMs: number;
+  /** Realtime: open streams (SSE and WebSocket) per project at most; past it 429. 0: no cap. */
+  readonly realtimeMaxPerProject: number;
+  /** Realtime: open streams per client address at most (all projects); past it 429. 0: no cap. */
+  readonly realtimeMaxPerAddress: number;
 }
 
 export type ConfigOverrides = {
@@ -220,6 +226,9 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     wsMaxBackpressure: int(env.PLATFORM_EDGE_WS_MAX_BACKPRESSURE, 'PLATFORM_EDGE_WS_MAX_BACKPRESSURE') ?? DEFAULT_HTTP_LIMITS.wsMaxBackpressure,
     wsIdleTimeoutS: int(env.PLATFORM_EDGE_WS_IDLE_TIMEOUT_S, 'PLATFORM_EDGE_WS_IDLE_TIMEOUT_S') ?? DEFAULT_HTTP_LIMITS.wsIdleTimeoutS,
     wsMaxMessage: int(env.PLATFORM_EDGE_WS_MAX_MESSAGE, 'PLATFORM_EDGE_WS_MAX_MESSAGE') ?? DEFAULT_HTTP_LIMITS.wsMaxMessage,
+    realtimeHeartbeatMs: int(env.PLATFORM_EDGE_REALTIME_HEARTBEAT_MS, 'PLATFORM_EDGE_REALTIME_HEARTBEAT_MS') ?? 20_000,
+    realtimeMaxPerProject: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT, 'PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT') ?? 10_000,
+    realtimeMaxPerAddress: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS, 'PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS') ?? 1000,
   };
   const merged = {
     ...base,
@@ -253,6 +262,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`the request timeout (${merged.requestTimeoutMs} ms) must be 0 or at least the headers timeout (${merged.headersTimeoutMs} ms)`);
   }
   if (merged.wsMaxBackpressure < 1024) throw new Error(`PLATFORM_EDGE_WS_MAX_BACKPRESSURE must be at least 1024, got ${merged.wsMaxBackpressure}`);
+  if (merged.realtimeHeartbeatMs < 10) throw new Error(`PLATFORM_EDGE_REALTIME_HEARTBEAT_MS must be at least 10, got ${merged.realtimeHeartbeatMs}`);
   if (merged.wsMaxMessage < 125) throw new Error(`PLATFORM_EDGE_WS_MAX_MESSAGE must be at least 125, got ${merged.wsMaxMessage}`);
   // note: the pinned uWS refuses an idle timeout between 1 and 7 s (its timer ticks every 4 s).
   if (merged.wsIdleTimeoutS !== 0 && (merged.wsIdleTimeoutS < 8 || merged.wsIdleTimeoutS > 960)) {

@@ -27,6 +27,8 @@ import { TopicHub } from './edge/ws-topics.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
+import { RealtimeService } from './services/realtime/realtime.js';
+import { realtimeRoutes } from './services/realtime/routes.js';
 import { ProjectAdmin } from './control/project-admin.js';
 
 export interface EdgeServer {
@@ -83,6 +85,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
+  const realtime = new RealtimeService(config, registry, db, bus, topics, () => auth.verifyBearer);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -91,6 +94,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...realtimeRoutes(realtime, config),
   ];
   const pipeline = new Pipeline({
     config,
@@ -152,6 +156,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     async close() {
       clearInterval(pruneTimer);
       await http?.shutdown(5000);
+      realtime.stop();
       live.close();
       await sqlPool.close();
       credentials.close();
