@@ -50,8 +50,10 @@ interface Feed {
   readonly groups: Map<string, Group>;
   readonly byTable: Map<string, Set<Group>>;
   readonly subs: Set<Subscriber>;
-  /** SSE streams by `?channel=` (WebSockets join the channel's topic). */
+  /** SSE streams by `?channel=` (delivered in a loop). */
   readonly sseChannels: Map<string, Set<Subscriber>>;
+  /** WebSockets by joined channel (delivered by the topic; kept for the backpressure check). */
+  readonly wsChannels: Map<string, Set<Subscriber>>;
 }
 
 interface Presence {
@@ -164,7 +166,7 @@ export class RealtimeService {
     if (n <= 0) this.#perAddress.delete(sub.ip);
     else this.#perAddress.set(sub.ip, n);
     this.#leaveGroup(feed, sub);
-    for (const ch of sub.channels) feed.sseChannels.get(ch)?.delete(sub);
+    for (const ch of sub.channels) this.#leaveChannel(feed, sub, ch);
     this.#dropHeldPresence(sub);
     if (feed.subs.size === 0) this.#feeds.delete(sub.projectId);
   }
@@ -189,7 +191,7 @@ export class RealtimeService {
 
   #feed(projectId: string): Feed {
     let f = this.#feeds.get(projectId);
-    if (f === undefined) this.#feeds.set(projectId, (f = { last: 0, groups: new Map(), byTable: new Map(), subs: new Set(), sseChannels: new Map() }));
+    if (f === undefined) this.#feeds.set(projectId, (f = { last: 0, groups: new Map(), byTable: new Map(), subs: new Set(), sseChannels: new Map(), wsChannels: new Map() }));
     return f;
   }
 
@@ -371,7 +373,7 @@ export class RealtimeService {
   }
 
   #checkBackpressure(g: Group): void {
-    for (const s of g.ws) this.#checkOne(s);
+    for (const s of [...g.ws]) this.#checkOne(s);
   }
 
   /**
@@ -385,12 +387,19 @@ export class RealtimeService {
   // ------------------------------------------------------------------ broadcast and presence
 
   #joinChannel(feed: Feed, sub: Subscriber, channel: string): void {
-    if (sub.ws !== null) sub.ws.subscribe(channelTopic(sub.projectId, channel));
-    else {
-      let set = feed.sseChannels.get(channel);
-      if (set === undefined) feed.sseChannels.set(channel, (set = new Set()));
-      set.add(sub);
-    }
+    sub.ws?.subscribe(channelTopic(sub.projectId, channel));
+    const map = sub.ws !== null ? feed.wsChannels : feed.sseChannels;
+    let set = map.get(channel);
+    if (set === undefined) map.set(channel, (set = new Set()));
+    set.add(sub);
+  }
+
+  #leaveChannel(feed: Feed, sub: Subscriber, channel: string): void {
+    sub.ws?.unsubscribe(channelTopic(sub.projectId, channel));
+    const map = sub.ws !== null ? feed.wsChannels : feed.sseChannels;
+    const set = map.get(channel);
+    set?.delete(sub);
+    if (set?.size === 0) map.delete(channel);
   }
 
   /** A WebSocket's `{type: "join", channel}`. */
@@ -408,7 +417,8 @@ export class RealtimeService {
   /** A WebSocket's `{type: "leave", channel}` (its presence entry there leaves too). */
   leave(sub: Subscriber, channel: unknown): string {
     const ch = checkChannel(channel);
-    if (sub.channels.delete(ch)) sub.ws?.unsubscribe(channelTopic(sub.projectId, ch));
+    const feed = this.#feeds.get(sub.projectId);
+    if (sub.channels.delete(ch) && feed !== undefined) this.#leaveChannel(feed, sub, ch);
     this.#dropHeldPresence(sub, ch);
     return ch;
   }
@@ -421,9 +431,15 @@ export class RealtimeService {
   }
 
   #toChannel(projectId: string, channel: string, type: string, json: string): void {
-    this.#topics.publish(channelTopic(projectId, channel), json);
-    const subs = this.#feeds.get(projectId)?.sseChannels.get(channel);
-    if (subs !== undefined) for (const s of subs) s.deliver(type, json);
+    const feed = this.#feeds.get(projectId);
+    if (feed === undefined) return;
+    const sockets = feed.wsChannels.get(channel);
+    if (sockets !== undefined) {
+      this.#topics.publish(channelTopic(projectId, channel), json);
+      for (const s of [...sockets]) this.#checkOne(s);
+    }
+    const subs = feed.sseChannels.get(channel);
+    if (subs !== undefined) for (const s of [...subs]) s.deliver(type, json);
   }
 
   /** `POST /realtime/presence` and a WebSocket's `{type: "presence"}`: sets (or refreshes) one entry. */
