@@ -16,8 +16,8 @@ async function call(method: string, path: string, body?: unknown) {
 }
 
 const REL_ROWS = [
-  { title: 'alpha', n: 1, score: 1.5, done: true, tags: ['a', 'b'], due: '2026-01-02T00:00:00.000Z' },
-  { title: 'beta', n: 3, score: null, done: false, tags: ['b'], due: '2025-06-01T00:00:00.000Z' },
+  { title: 'alpha', n: 1, score: 1.5, done: true, tags: ['a', 'b'], due: '2026-01-02T00:00:00.000Z', raw: Buffer.from('hi!').toString('base64') },
+  { title: 'beta', n: 3, score: null, done: false, tags: ['b'], due: '2025-06-01T00:00:00.000Z', raw: Buffer.from('yo').toString('base64') },
   { title: 'gamma', n: 5, score: 9.25, done: true, tags: [], due: null },
   { title: 'Alphabet', n: 7, score: -2, done: false, tags: ['a'], due: '2027-03-04T05:06:07.000Z' },
   { title: 'delta_x', n: 10, score: 0, done: true, tags: ['c', 'a'], due: '2026-12-31T23:59:59.000Z' },
@@ -43,6 +43,8 @@ const REL_FILTERS = [
   'tags.contains.["a","b"]',
   'due.gt.2026-01-01T00:00:00Z',
   'due.is.null',
+  `raw.eq.${Buffer.from('hi!').toString('base64')}`,
+  'raw.is.null',
 ];
 const DOC_ROWS = [
   { name: 'one', kind: 'x', meta: { size: 5 }, tags: ['a'], flag: true },
@@ -64,6 +66,7 @@ beforeAll(async () => {
       { name: 'done', type: 'bool' },
       { name: 'tags', type: 'jsonb' },
       { name: 'due', type: 'timestamptz' },
+      { name: 'raw', type: 'bytea' },
     ],
   });
   expect(rel.status, rel.text).toBe(201);
