@@ -297,6 +297,14 @@ export class RealtimeService {
 
   /** The changes after `since` up to `through` for one new stream, with the group's visibility. */
   #replay(lease: ProjectLease, g: Group, sub: Subscriber, since: number, through: number): void {
+    try {
+      this.#replayBatches(lease, g, sub, since, through);
+    } finally {
+      if (sub.ws !== null) this.#checkOne(sub);
+    }
+  }
+
+  #replayBatches(lease: ProjectLease, g: Group, sub: Subscriber, since: number, through: number): void {
     let after = since;
     const t = this.#tableOf(lease, g.table);
     while (!sub.closed && after < through) {
@@ -314,8 +322,9 @@ export class RealtimeService {
         const msg = this.#message(lease, g, t, c);
         if (msg !== null) sub.deliver('change', msg, c.seq);
       }
+      // note: a long replay to a client that does not keep up ends with 4008 (it resumes from its last seq).
+      if (sub.ws !== null) this.#checkOne(sub);
     }
-    if (sub.ws !== null) this.#checkOne(sub);
   }
 
   #tableOf(lease: ProjectLease, name: string): TableInfo | null {
