@@ -197,6 +197,18 @@ describe('filters', () => {
     }
   });
 
+  it("another project's table is not found with this project's key", async () => {
+    const other = s.server.projects.create('other');
+    const res = await fetch(`${s.url}/realtime/stream?table=tasks&apikey=${other.publishable}`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    const err = await openRtSocket(wsUrl(`table=tasks&apikey=${other.publishable}`)).then(
+      () => null,
+      (e: { status: number }) => e,
+    );
+    expect(err?.status).toBe(404);
+  });
+
   it('an unknown column, a bad filter, a reserved or unknown table: 400/404 envelopes before the stream opens', async () => {
     for (const [q, status, code] of [
       ['table=tasks&filter=nope.eq.1', 400, 'invalid_request'],
