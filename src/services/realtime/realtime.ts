@@ -8,19 +8,15 @@ import { changeStore } from '../../events/change-store.js';
 import { readChanges, type LoggedChange } from '../../events/cursors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { buildList, buildWhere } from '../../sql/list.js';
-import { bindPolicy } from '../../sql/rls.js';
 import type { DbService } from '../db/db.js';
-import { parseListQuery } from '../db/filters.js';
-import type { CompiledPolicy, TableInfo } from '../db/types.js';
+import type { TableInfo } from '../db/types.js';
+import { PresenceBoard } from './presence.js';
 import { realtimeStore } from './store.js';
+import { authKey, checkChannel, pickFields, selectPolicy } from './stream-query.js';
 import type { PresenceMember, StreamError, StreamQuery, Subscriber } from './types.js';
 
-/** A missing select policy on an RLS-enabled table denies (as in the rows API). */
-const DENY: CompiledPolicy = { sql: '(0)', params: [] };
 const READ_BATCH = 500;
 export const MAX_CHANNELS_PER_SOCKET = 100;
-const CHANNEL = /^[A-Za-z0-9_.:-]{1,128}$/;
-export const PRESENCE_STATE_MAX = 4096;
 
 export const TOKEN_EXPIRED: StreamError = { code: 'token_expired', message: 'the access token expired; reconnect (SSE) or send {"type":"auth","access_token":…} before expiry (WebSocket)', close: 4001 };
 const REVOKED: StreamError = { code: 'unauthorized', message: 'the session or API key was revoked', close: 4001 };
@@ -56,13 +52,6 @@ interface Feed {
   readonly wsChannels: Map<string, Set<Subscriber>>;
 }
 
-interface Presence {
-  member: PresenceMember;
-  /** When it lapses (ms); null while a socket holds it. */
-  expMs: number | null;
-  holder: Subscriber | null;
-}
-
 /** The realtime service: table change streams (RLS and filters per subscriber), broadcast, presence. */
 export class RealtimeService {
   readonly #config: Config;
@@ -75,8 +64,7 @@ export class RealtimeService {
   readonly #perAddress = new Map<string, number>();
   readonly #expiry = new Map<Subscriber, NodeJS.Timeout>();
   readonly #subGroup = new Map<Subscriber, Group>();
-  readonly #presence = new Map<string, Map<string, Map<string, Presence>>>();
-  #sweep: NodeJS.Timeout | null = null;
+  readonly #presence: PresenceBoard;
   #nextId = 1;
 
   constructor(
@@ -94,6 +82,7 @@ export class RealtimeService {
     this.#topics = topics;
     this.#verify = verify;
     this.#now = now;
+    this.#presence = new PresenceBoard(now, (projectId, channel, json) => this.#toChannel(projectId, channel, 'presence', json));
     bus.on('db.change', (e) => {
       const feed = this.#feeds.get(e.projectId);
       if (feed !== undefined && feed.groups.size > 0 && e.seq > feed.last) this.#withLease(e.projectId, (lease) => this.#pump(lease, feed));
@@ -102,7 +91,7 @@ export class RealtimeService {
     bus.on('key.revoked', (e) => this.#endWhere(e.projectId, (s) => s.auth.keyId === e.keyId, REVOKED));
     bus.on('project.deleted', (e) => {
       this.#endWhere(e.projectId, () => true, REVOKED);
-      this.#presence.delete(e.projectId);
+      this.#presence.forget(e.projectId);
     });
   }
 
@@ -167,7 +156,7 @@ export class RealtimeService {
     else this.#perAddress.set(sub.ip, n);
     this.#leaveGroup(feed, sub);
     for (const ch of sub.channels) this.#leaveChannel(feed, sub, ch);
-    this.#dropHeldPresence(sub);
+    this.#presence.dropHeld(sub);
     if (feed.subs.size === 0) this.#feeds.delete(sub.projectId);
   }
 
@@ -356,8 +345,8 @@ export class RealtimeService {
     else if (newVis) op = 'insert';
     else if (oldVis) op = 'delete';
     else return null;
-    const data = op === 'delete' ? null : project(t, g.query.select, c.data);
-    const old = op === 'insert' ? null : project(t, g.query.select, c.old);
+    const data = op === 'delete' ? null : pickFields(t, g.query.select, c.data);
+    const old = op === 'insert' ? null : pickFields(t, g.query.select, c.old);
     return JSON.stringify({ type: 'change', op, table: c.table, id: c.id, data, old, seq: c.seq, at: c.at });
   }
 
@@ -428,7 +417,7 @@ export class RealtimeService {
     const ch = checkChannel(channel);
     const feed = this.#feeds.get(sub.projectId);
     if (sub.channels.delete(ch) && feed !== undefined) this.#leaveChannel(feed, sub, ch);
-    this.#dropHeldPresence(sub, ch);
+    this.#presence.dropHeld(sub, ch);
     return ch;
   }
 
@@ -451,105 +440,17 @@ export class RealtimeService {
     if (subs !== undefined) for (const s of [...subs]) s.deliver(type, json);
   }
 
-  /** `POST /realtime/presence` and a WebSocket's `{type: "presence"}`: sets (or refreshes) one entry. */
+  /** `POST /realtime/presence` and a WebSocket's `{type: "presence"}` (docs/api.md "Realtime"). */
   track(auth: AuthContext, body: { channel: unknown; key?: unknown; state?: unknown; ttl_s?: unknown }, holder: Subscriber | null): PresenceMember {
-    const channel = checkChannel(body.channel);
-    const userId = auth.user?.id ?? null;
-    let key: string;
-    if (body.key === undefined || body.key === null) {
-      if (holder !== null && userId === null) key = `socket:${holder.id}`;
-      else if (userId === null) throw invalidField('key', 'is required without a signed-in user');
-      else key = userId;
-    } else if (typeof body.key !== 'string' || body.key.length < 1 || body.key.length > 128) throw invalidField('key', 'must be a string of 1-128 characters');
-    else key = body.key;
-    const state = body.state ?? {};
-    if (JSON.stringify(state).length > PRESENCE_STATE_MAX) throw invalidField('state', `must be at most ${PRESENCE_STATE_MAX} bytes of JSON`);
-    let ttl = 60;
-    if (holder === null && body.ttl_s !== undefined) {
-      if (typeof body.ttl_s !== 'number' || !Number.isInteger(body.ttl_s) || body.ttl_s < 10 || body.ttl_s > 3600) throw invalidField('ttl_s', 'must be an integer of 10-3600');
-      ttl = body.ttl_s;
-    }
-    const members = this.#members(auth.projectId, channel, true)!;
-    const prev = members.get(key);
-    if (prev !== undefined && prev.member.user_id !== userId && auth.role !== 'service_role') {
-      throw new EdgeError('forbidden', `presence key "${key}" belongs to another user`);
-    }
-    const now = this.#now();
-    const expMs = holder === null ? now + ttl * 1000 : null;
-    const member: PresenceMember = { key, user_id: userId, state, joined_at: prev?.member.joined_at ?? isoAt(now), expires_at: expMs === null ? null : isoAt(expMs) };
-    members.set(key, { member, expMs, holder });
-    this.#presenceDiff(auth.projectId, channel, [member], []);
-    if (expMs !== null) this.#sweep ??= setInterval(() => this.#sweepPresence(), 1000).unref();
-    return member;
+    return this.#presence.track(auth, body, holder);
   }
 
   presence(projectId: string, channel: unknown): { channel: string; members: PresenceMember[] } {
-    const ch = checkChannel(channel);
-    this.#sweepPresence();
-    const members = [...(this.#members(projectId, ch, false)?.values() ?? [])].map((p) => p.member);
-    members.sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.key < b.key ? -1 : 1));
-    return { channel: ch, members };
-  }
-
-  #members(projectId: string, channel: string, make: boolean): Map<string, Presence> | undefined {
-    let byChannel = this.#presence.get(projectId);
-    if (byChannel === undefined) {
-      if (!make) return undefined;
-      this.#presence.set(projectId, (byChannel = new Map()));
-    }
-    let m = byChannel.get(channel);
-    if (m === undefined && make) byChannel.set(channel, (m = new Map()));
-    return m;
-  }
-
-  #presenceDiff(projectId: string, channel: string, joins: PresenceMember[], leaves: PresenceMember[]): void {
-    this.#toChannel(projectId, channel, 'presence', JSON.stringify({ type: 'presence', channel, joins, leaves }));
-  }
-
-  #dropHeldPresence(sub: Subscriber, only?: string): void {
-    const byChannel = this.#presence.get(sub.projectId);
-    if (byChannel === undefined) return;
-    for (const [channel, members] of byChannel) {
-      if (only !== undefined && channel !== only) continue;
-      const gone: PresenceMember[] = [];
-      for (const [k, p] of members) {
-        if (p.holder === sub) {
-          members.delete(k);
-          gone.push(p.member);
-        }
-      }
-      if (members.size === 0) byChannel.delete(channel);
-      if (gone.length) this.#presenceDiff(sub.projectId, channel, [], gone);
-    }
-    if (byChannel.size === 0) this.#presence.delete(sub.projectId);
-  }
-
-  #sweepPresence(): void {
-    const now = this.#now();
-    let timed = 0;
-    for (const [projectId, byChannel] of this.#presence) {
-      for (const [channel, members] of byChannel) {
-        const gone: PresenceMember[] = [];
-        for (const [k, p] of members) {
-          if (p.expMs === null) continue;
-          if (p.expMs <= now) {
-            members.delete(k);
-            gone.push(p.member);
-          } else timed++;
-        }
-        if (members.size === 0) byChannel.delete(channel);
-        if (gone.length) this.#presenceDiff(projectId, channel, [], gone);
-      }
-      if (byChannel.size === 0) this.#presence.delete(projectId);
-    }
-    if (timed === 0 && this.#sweep !== null) {
-      clearInterval(this.#sweep);
-      this.#sweep = null;
-    }
+    return this.#presence.list(projectId, channel);
   }
 
   stop(): void {
-    if (this.#sweep !== null) clearInterval(this.#sweep);
+    this.#presence.stop();
     for (const t of this.#expiry.values()) clearTimeout(t);
     this.#expiry.clear();
   }
@@ -557,62 +458,8 @@ export class RealtimeService {
 
 // ------------------------------------------------------------------ helpers
 
-/** Parses `filter=`, `or=`, `select=` with the rows API's parser (other names are the caller's to check). */
-export function parseStreamQuery(q: URLSearchParams): StreamQuery {
-  const sub = new URLSearchParams();
-  const parts: string[] = [];
-  for (const name of ['filter', 'or', 'select'] as const) {
-    for (const v of q.getAll(name)) {
-      sub.append(name, v);
-      parts.push(`${name}=${v}`);
-    }
-  }
-  const lq = parseListQuery(sub);
-  return { filters: lq.filters, or: lq.or, select: lq.select, key: parts.join('&') };
-}
-
-export function checkChannel(channel: unknown): string {
-  if (typeof channel !== 'string' || !CHANNEL.test(channel)) throw invalidField('channel', 'must be 1-128 letters, digits, "_", ".", ":" or "-"');
-  return channel;
-}
-
 const channelTopic = (projectId: string, channel: string): string => `rtc:${projectId}:${channel}`;
-
-/** The select policy of a caller, bound; null when RLS does not apply (as the rows API decides). */
-function selectPolicy(t: TableInfo, auth: AuthContext): { p: CompiledPolicy; values: unknown[] } | null {
-  if (!t.rls.enabled || auth.role === 'service_role') return null;
-  const p = t.rls.compiled.select ?? DENY;
-  return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };
-}
-
-/** What decides visibility besides the filter: the role and user, and their claims but the token's own. */
-function authKey(a: AuthContext): string {
-  if (a.role === 'service_role') return 'service';
-  const u = a.user;
-  if (u === null) return `anon:${a.role}`;
-  const { exp: _exp, iat: _iat, jti: _jti, nbf: _nbf, ...rest } = u.claims;
-  return JSON.stringify([a.role, u.id, u.aal, rest]);
-}
 
 const groupKey = (sub: Subscriber): string => `${sub.table}\n${sub.query.key}\n${authKey(sub.auth)}`;
 
 const expiresAt = (u: UserClaims): string | null => (typeof u.claims.exp === 'number' ? isoAt(u.claims.exp * 1000) : null);
-
-/** `select=` applied to a change's `data`/`old` as a list applies it (a document's dotted paths become flat keys). */
-function project(t: TableInfo, select: string[][] | null, data: Record<string, unknown> | null): Record<string, unknown> | null {
-  if (data === null || select === null) return data;
-  const out: Record<string, unknown> = {};
-  for (const path of select) {
-    if (t.def.kind === 'document') {
-      if (path.length === 1 && (path[0] === 'id' || path[0] === 'created_at' || path[0] === 'updated_at')) continue;
-      const segs = path[0] === 'data' && path.length > 1 ? path.slice(1) : path;
-      let v: unknown = data;
-      for (const s of segs) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[s] : undefined;
-      out[segs.join('.')] = v === undefined ? null : v;
-    } else {
-      const n = path.join('.');
-      if (n in data) out[n] = data[n];
-    }
-  }
-  return out;
-}

@@ -1,7 +1,8 @@
 import type { Config } from '../../config.js';
 import { EdgeError, invalidField } from '../../edge/errors.js';
 import { json, noContent, route, type AuthContext, type HandlerRequest, type RouteDef, type SseChannel, type WsSocket } from '../../edge/route.js';
-import { checkChannel, parseStreamQuery, type RealtimeService } from './realtime.js';
+import type { RealtimeService } from './realtime.js';
+import { checkChannel, parseStreamQuery } from './stream-query.js';
 import type { StreamError, StreamQuery, Subscriber } from './types.js';
 
 /** The subprotocol the server selects when a client offers subprotocols (docs/api.md "Realtime"). */
