@@ -24,8 +24,8 @@ const wsBase = () => `${s.url.replace('http', 'ws')}/realtime/ws`;
 const expOf = (token: string): number => (JSON.parse(Buffer.from(token.slice(4).split('.')[1]!, 'base64url').toString()) as { exp: number }).exp;
 
 beforeAll(async () => {
-  // note: access tokens live 3 s here so expiry is observable; the SSE heartbeat is fast.
-  s = await startTestServer({ authAccessTtlS: 3, realtimeHeartbeatMs: 50 });
+  // note: access tokens live 4 s here so expiry is observable; the SSE heartbeat is fast.
+  s = await startTestServer({ authAccessTtlS: 4, realtimeHeartbeatMs: 50 });
   expect((await call('POST', '/db/tables', { name: 'todos' }, { key: s.keys.service })).status).toBe(201);
   expect((await call('PUT', '/db/tables/todos/rls', { enabled: true, policies: { select: OWN, insert: OWN } }, { key: s.keys.service })).status).toBe(200);
 });
@@ -98,12 +98,12 @@ describe('token expiry, logout, key revocation', () => {
     try {
       await es.next((m) => m.event === 'ready');
       await fresh.next((m) => m.event === 'ready');
-      // note: a token issued a second later expires a second later (exp has one-second resolution).
-      await new Promise((r) => setTimeout(r, 1100));
+      // note: a token issued two seconds later expires two seconds later (exp has one-second resolution).
+      await new Promise((r) => setTimeout(r, 2100));
       const rr = await call('POST', '/auth/refresh', { refresh_token: u.refresh });
       expect(rr.status, rr.text).toBe(200);
       const token2 = rr.body.access_token as string;
-      expect(expOf(token2)).toBeGreaterThan(expOf(u.token));
+      expect(expOf(token2)).toBeGreaterThanOrEqual(expOf(u.token) + 2);
       fresh.send({ type: 'auth', access_token: token2 });
       expect((await fresh.next((m) => m.event === 'auth')).data).toEqual({ type: 'auth', expires_at: new Date(expOf(token2) * 1000).toISOString() });
 
