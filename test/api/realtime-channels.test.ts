@@ -28,12 +28,13 @@ afterAll(() => s.close());
 
 describe('broadcast', () => {
   it('reaches sockets that joined the channel and SSE streams opened on it, nobody else; 204', async () => {
-    const joined = await ws();
+    // a socket for channels only names no table
+    const joined = await openRtSocket(`${s.url.replace('http', 'ws')}/realtime/ws?apikey=${s.keys.publishable}`);
     const other = await ws();
     const es = openEventSource(`${s.url}/realtime/stream?channel=room1&apikey=${s.keys.publishable}`);
     try {
       expect((await es.next((m) => m.event === 'ready')).data).toEqual({ type: 'ready', table: null, seq: expect.any(Number), channel: 'room1' });
-      await joined.next((m) => m.event === 'ready');
+      expect((await joined.next((m) => m.event === 'ready')).data).toEqual({ type: 'ready', table: null, seq: expect.any(Number) });
       joined.send({ type: 'join', channel: 'room1' });
       expect((await joined.next((m) => m.event === 'joined')).data).toEqual({ type: 'joined', channel: 'room1' });
       const r = await call('POST', '/realtime/broadcast', { channel: 'room1', event: 'cursor', payload: { x: 1, y: [2] } });

@@ -20,7 +20,7 @@ export function realtimeRoutes(rt: RealtimeService, config: Config): RouteDef[] 
       // note: EventSource sends no headers: ?apikey= and ?access_token= (docs/api.md "Realtime").
       credentials: 'query',
       handler: (req, ctx) => {
-        const p = streamParams(req);
+        const p = streamParams(req, false);
         rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query);
         const auth = ctx.auth;
         return {
@@ -50,7 +50,7 @@ export function realtimeRoutes(rt: RealtimeService, config: Config): RouteDef[] 
         if (protocols.length > 0 && !protocols.includes(SUBPROTOCOL)) {
           throw new EdgeError('invalid_request', `offer the subprotocol "${SUBPROTOCOL}" alongside key.<API_KEY> / bearer.<ACCESS_TOKEN>`);
         }
-        const p = streamParams(req);
+        const p = streamParams(req, true);
         if (p.channel !== null) throw new EdgeError('invalid_request', 'a WebSocket joins channels with {"type":"join","channel":…}; ?channel= is for SSE');
         rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query);
         const auth = ctx.auth;

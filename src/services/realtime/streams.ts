@@ -15,12 +15,13 @@ export interface StreamParams {
   since: number | null;
 }
 
-export function streamParams(req: HandlerRequest): StreamParams {
+/** A stream's query; `socket`: a WebSocket, which may name no table (it joins channels by message). */
+export function streamParams(req: HandlerRequest, socket: boolean): StreamParams {
   const q = req.query;
   for (const k of q.keys()) if (!STREAM_PARAMS.has(k)) throw new EdgeError('invalid_request', `unknown query parameter "${k}"`);
   const table = q.get('table');
   const channel = q.get('channel');
-  if ((table === null || table === '') && (channel === null || channel === '')) throw new EdgeError('invalid_request', 'name a table (?table=), a channel (?channel=), or both');
+  if (!socket && (table === null || table === '') && (channel === null || channel === '')) throw new EdgeError('invalid_request', 'name a table (?table=), a channel (?channel=), or both');
   const query = parseStreamQuery(q);
   if ((table === null || table === '') && query.key !== '') throw new EdgeError('invalid_request', 'filter, or and select need a table');
   // note: an EventSource that reconnects sends Last-Event-ID (the last seq it got); it wins over the URL's ?since=.
