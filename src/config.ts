@@ -172,6 +172,12 @@ export interface Config {
   readonly jobsPollMs: number;
   /** The job clock and jitter (tests inject a fake one); null: the system clock. */
   readonly jobsClock: { now(): number; random(): number } | null;
+  /** Realtime: the SSE heartbeat comment interval, ms (docs/api.md "Realtime"). */
+  readonly realtimeHeartbeatMs: number;
+  /** Realtime: open streams (SSE and WebSocket) per project at most; past it 429. 0: no cap. */
+  readonly realtimeMaxPerProject: number;
+  /** Realtime: open streams per client address at most (all projects); past it 429. 0: no cap. */
+  readonly realtimeMaxPerAddress: number;
 }
 
 export type ConfigOverrides = {
@@ -273,6 +279,9 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     jobsLeaseGraceMs: int(env.PLATFORM_EDGE_JOBS_LEASE_GRACE_MS, 'PLATFORM_EDGE_JOBS_LEASE_GRACE_MS') ?? 30_000,
     jobsPollMs: 1000,
     jobsClock: null,
+    realtimeHeartbeatMs: int(env.PLATFORM_EDGE_REALTIME_HEARTBEAT_MS, 'PLATFORM_EDGE_REALTIME_HEARTBEAT_MS') ?? 20_000,
+    realtimeMaxPerProject: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT, 'PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT') ?? 10_000,
+    realtimeMaxPerAddress: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS, 'PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS') ?? 1000,
   };
   const merged = {
     ...base,
@@ -313,6 +322,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   }
   if (merged.wsMaxBackpressure < 1024) throw new Error(`PLATFORM_EDGE_WS_MAX_BACKPRESSURE must be at least 1024, got ${merged.wsMaxBackpressure}`);
   if (merged.jobsConcurrency < 1) throw new Error(`PLATFORM_EDGE_JOBS_CONCURRENCY must be at least 1, got ${merged.jobsConcurrency}`);
+  if (merged.realtimeHeartbeatMs < 10) throw new Error(`PLATFORM_EDGE_REALTIME_HEARTBEAT_MS must be at least 10, got ${merged.realtimeHeartbeatMs}`);
   if (merged.wsMaxMessage < 125) throw new Error(`PLATFORM_EDGE_WS_MAX_MESSAGE must be at least 125, got ${merged.wsMaxMessage}`);
   // note: the pinned uWS refuses an idle timeout between 1 and 7 s (its timer ticks every 4 s).
   if (merged.wsIdleTimeoutS !== 0 && (merged.wsIdleTimeoutS < 8 || merged.wsIdleTimeoutS > 960)) {

@@ -27,6 +27,8 @@ import { TopicHub } from './edge/ws-topics.js';
 import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
+import { RealtimeService } from './services/realtime/realtime.js';
+import { realtimeRoutes } from './services/realtime/routes.js';
 import { ProjectAdmin } from './control/project-admin.js';
 import { OutboundClient } from './net/outbound.js';
 import { FunctionsService } from './services/functions/functions.js';
@@ -105,6 +107,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
   const storage = new StorageService(config, registry, new LocalObjectStore(config.dataDir), new ShortIdIndex(control.db), signer);
   bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
+  const realtime = new RealtimeService(config, registry, db, bus, topics, () => auth.verifyBearer);
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -118,6 +121,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...jobsSystem.routes,
     ...webhookRoutes(webhooks),
     ...storageRoutes(storage, config),
+    ...realtimeRoutes(realtime, config),
   ];
   const pipeline = new Pipeline({
     config,
@@ -183,6 +187,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       webhooks.close();
       await http?.shutdown(5000);
       await jobsSystem.close();
+      realtime.stop();
       live.close();
       functions.close();
       await sqlPool.close();

@@ -39,6 +39,15 @@ export function authenticate(d: AuthDeps, req: EdgeRequest, route: RouteDef): Au
     }
     projectHeader ??= q.get('project') ?? undefined;
   }
+  if (route.websocket === true && req.headers['sec-websocket-protocol'] !== undefined) {
+    // note: a browser's WebSocket sends no headers but subprotocols: `key.<API_KEY>` and
+    // `bearer.<ACCESS_TOKEN>` carry them (docs/api.md "Realtime"); a header, when sent, wins.
+    for (const p of req.headers['sec-websocket-protocol'].split(',')) {
+      const v = p.trim();
+      if (v.startsWith('key.')) keyHeader ??= v.slice(4);
+      else if (v.startsWith('bearer.') && authz === undefined) authz = `Bearer ${v.slice(7)}`;
+    }
+  }
   const bearer = authz !== undefined && /^bearer /i.test(authz) ? authz.slice(7).trim() : null;
   let auth: AuthContext;
   if (route.auth === 'operator' || (keyHeader === undefined && bearer?.startsWith('lcd_'))) {

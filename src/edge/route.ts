@@ -87,6 +87,8 @@ export interface HandlerRequest extends EdgeRequest {
 export interface SseChannel {
   /** Queues one event; returns false when the client is gone or too slow (then closed). */
   send(event: string, data: string, id?: string): boolean;
+  /** Queues a comment line (`: text`), e.g. a heartbeat a client's EventSource ignores. */
+  comment(text: string): boolean;
   close(): void;
   readonly closed: boolean;
 }
@@ -154,6 +156,11 @@ export interface EdgeResponse {
   length?: number;
   /** A WebSocket route's answer to an authorized upgrade (status 101). */
   ws?: WsHandlers;
+  /**
+   * With `ws`: the subprotocol the server selects (`Sec-WebSocket-Protocol` of the 101), `''` for
+   * none. Absent: the backend's default (the first offered). Never echo a credential-bearing one.
+   */
+  protocol?: string;
   /** A file, with `Content-Length`, `Accept-Ranges`, single byte ranges and `HEAD` (src/http/body-out.ts). */
   file?: FileBody;
 }

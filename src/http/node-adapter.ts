@@ -114,7 +114,19 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
   const refused = capConnections(server, limits);
 
   // WebSockets (docs/api.md "WebSocket"): `ws` without a server of its own; the limits match uWS's.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.wsMaxMessage, perMessageDeflate: false, clientTracking: false });
+  // note: the subprotocol a route selected (EdgeResponse.protocol), by upgrade request; else ws's default (the first offered).
+  const selected = new WeakMap<IncomingMessage, string>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.wsMaxMessage,
+    perMessageDeflate: false,
+    clientTracking: false,
+    handleProtocols: (offered: Set<string>, req: IncomingMessage) => {
+      const p = selected.get(req);
+      if (p === undefined) return offered.values().next().value ?? false;
+      return p === '' ? false : p;
+    },
+  });
   const sockets = new Set<NodeSocket>();
   const topics = new Topics();
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -137,6 +149,7 @@ export function startNode(core: HttpCore, host: string, port: number, limits: Ht
         socket.destroy();
         return void handlers.abort?.();
       }
+      if (out.protocol !== undefined) selected.set(req, out.protocol);
       wss.handleUpgrade(req, socket, head, (ws) => openSocket(ws, socket, handlers));
     };
     const out = upgradeSafe(core, edgeReq);

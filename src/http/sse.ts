@@ -67,6 +67,10 @@ export class SseConnection implements SseChannel {
     return this.#push(sseFrame(event, data, id));
   }
 
+  comment(text: string): boolean {
+    return this.#push(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
+  }
+
   #push(chunk: string): boolean {
     if (this.#closed) return false;
     if (this.#blocked) {

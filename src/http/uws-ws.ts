@@ -38,7 +38,7 @@ export function mountWs(app: import('uWebSockets.js').TemplatedApp, ctx: UwsCont
         }
         if (out.ws === undefined) return respondSafely(ctx, res, state, out, 'GET', true);
         const data: WsData = { handlers: out.ws, socket: null };
-        const up = (): void => res.upgrade(data, headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+        const up = (): void => res.upgrade(data, headers['sec-websocket-key'] ?? '', out.protocol ?? firstProtocol(headers['sec-websocket-protocol']), headers['sec-websocket-extensions'] ?? '', context);
         try {
           if (state.watched) res.cork(up);
           else up();
@@ -102,6 +102,9 @@ export function mountWs(app: import('uWebSockets.js').TemplatedApp, ctx: UwsCont
     },
   });
 }
+
+/** The first subprotocol a client offered (what `ws` selects by default), '' for none. */
+const firstProtocol = (offered: string | undefined): string => offered?.split(',')[0]?.trim() ?? '';
 
 /** One uWS WebSocket behind the socket-free WsSocket (src/edge/route.ts); uWS throws on a closed one. */
 export class UwsSocket implements WsSocket {

@@ -37,14 +37,7 @@ const COMPARE = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } a
  * values (null when RLS does not apply). One extra row is fetched to know `next_offset`.
  */
 export function buildList(t: TableInfo, q: ListQuery, policy: { p: CompiledPolicy; values: unknown[] } | null): ListSql {
-  const params: unknown[] = [];
-  const where: string[] = [];
-  for (const f of q.filters) where.push(filterSql(t, f, params));
-  for (const group of q.or) where.push(`(${group.map((f) => filterSql(t, f, params)).join(' OR ')})`);
-  if (policy) {
-    where.push(policy.p.sql);
-    params.push(...policy.values);
-  }
+  const { where, params } = buildWhere(t, q, policy);
   const from = `FROM ${quoteIdent(t.def.name)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   const { list, columns } = selectList(t, q.select);
   const order = orderSql(t, q.order);
@@ -55,6 +48,26 @@ export function buildList(t: TableInfo, q: ListQuery, policy: { p: CompiledPolic
     countParams: params,
     columns,
   };
+}
+
+/**
+ * The WHERE terms of a list request (filters, `or` groups, then the select policy) with their
+ * bound values: what a list filters by, also run by realtime on a change's row image.
+ */
+export function buildWhere(
+  t: TableInfo,
+  q: Pick<ListQuery, 'filters' | 'or'>,
+  policy: { p: CompiledPolicy; values: unknown[] } | null,
+): { where: string[]; params: unknown[] } {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  for (const f of q.filters) where.push(filterSql(t, f, params));
+  for (const group of q.or) where.push(`(${group.map((f) => filterSql(t, f, params)).join(' OR ')})`);
+  if (policy) {
+    where.push(policy.p.sql);
+    params.push(...policy.values);
+  }
+  return { where, params };
 }
 
 /** Resolves a field name or JSON path against the table. */

@@ -1,0 +1,297 @@
+// Realtime benchmarks (issue 13, "Performance"), scaled down by default for a shared machine:
+// BENCH_RT_CLIENTS SSE + as many WebSocket subscribers (default 100 + 100; the issue's figure
+// is 1,000 + 1,000), BENCH_RT_RATE inserts/s (default 100) for BENCH_DURATION, and
+// BENCH_RT_IDLE idle connections for the memory check (default 1,000; the issue's is 10,000).
+//
+// - commit-to-delivery latency: the change's `at` (the server's commit time) to its arrival at
+//   each subscriber, p50/p99 over every delivery; without a policy and under `owner = auth.uid()`.
+// - deliveries/s: inserts as fast as 8 concurrent writers go, every subscriber counting what it
+//   gets, against a bare uWS server that publish()es each POST to the same clients (the baseline,
+//   same run; bench/bare-uws-pubsub.mjs).
+// - RSS per idle WebSocket / SSE connection.
+// Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
+import WebSocket from 'ws';
+import { apiCall, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
+import { seconds } from '../lib/wrk.mjs';
+
+const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
+const RATE = Number(process.env.BENCH_RT_RATE || 100);
+const IDLE = Number(process.env.BENCH_RT_IDLE || 1000);
+const DURATION_S = Math.max(1, seconds(DEFAULTS.duration));
+const USERS = 20;
+const WRITERS = 8;
+const node = process.execPath;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const OWN = "data->>'owner' = auth.uid()";
+
+const edgeSpec = (http) => ({
+  id: `edge-rt-${http}`,
+  label: `platform-edge (${http})`,
+  cmd: [node, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
+  env: { PLATFORM_EDGE_HTTP: http, PLATFORM_EDGE_RATE_LIMIT: 'off', PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS: '0', PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT: '0' },
+});
+const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node, 'bench/bare-uws-pubsub.mjs', '0'] };
+
+function pct(sorted, p) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN;
+}
+
+/** A minimal SSE client over fetch: calls onChange(data text) per `event: change`; resolves once `ready` came. */
+async function sse(url, onChange, clients) {
+  const ac = new AbortController();
+  const res = await fetch(url, { signal: ac.signal });
+  if (res.status !== 200) throw new Error(`SSE ${url.replace(/apikey=[^&]+|access_token=[^&]+/g, '…')} answered ${res.status}`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  clients.push({ close: () => ac.abort() });
+  let buf = '';
+  let ready;
+  const isReady = new Promise((r) => (ready = r));
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += value;
+        let i;
+        while ((i = buf.indexOf('\n\n')) !== -1) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          if (frame.includes('event: ready')) ready();
+          else if (frame.includes('event: change')) onChange(frame.slice(frame.indexOf('data: ') + 6));
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return isReady;
+}
+
+function wsClient(url, onChange, clients, protocols = []) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols);
+    clients.push({ close: () => ws.terminate() });
+    ws.on('message', (d) => {
+      const text = d.toString('utf8');
+      if (text.startsWith('{"type":"ready"')) resolve();
+      else if (text.startsWith('{"type":"change"')) onChange(text);
+    });
+    ws.on('error', reject);
+    ws.on('unexpected-response', (_q, r) => reject(new Error(`WS answered ${r.statusCode}`)));
+  });
+}
+
+async function openInBatches(n, open) {
+  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => open(i + j)));
+}
+
+/** Our server with a `bench` table (no policy) and an `owned` table (owner policy), and USERS anonymous users. */
+async function edgeWithTables(http) {
+  const server = await startServer(edgeSpec(http));
+  const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
+  await apiCall(server, 'POST', '/db/tables', { name: 'bench' }, svc);
+  await apiCall(server, 'POST', '/db/tables', { name: 'owned' }, svc);
+  await apiCall(server, 'PUT', '/db/tables/owned/rls', { enabled: true, policies: { select: OWN } }, svc);
+  return { server, svc };
+}
+
+async function users(server, n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const s = await apiCall(server, 'POST', '/auth/anonymous', {}, { 'x-service-key': server.info.keys.publishable, 'content-type': 'application/json' });
+    out.push({ id: s.user.id, token: s.access_token });
+  }
+  return out;
+}
+
+/**
+ * CLIENTS SSE + CLIENTS WS subscribers of `table`, RATE inserts/s for DURATION_S: commit-to-delivery latencies.
+ * `owners` (users) set: each subscriber signs in as one of them, each insert is owned by the next one.
+ */
+async function latency(server, svc, table, owners) {
+  const lat = [];
+  const clients = [];
+  const key = server.info.keys.publishable;
+  const onChange = (text) => {
+    const now = Date.now();
+    const at = Date.parse(JSON.parse(text).at);
+    lat.push(now - at);
+  };
+  const base = server.url.replace('http', 'ws');
+  try {
+    await openInBatches(CLIENTS, (i) => {
+      const tok = owners ? `&access_token=${owners[i % owners.length].token}` : '';
+      return sse(`${server.url}/realtime/stream?table=${table}&apikey=${key}${tok}`, onChange, clients);
+    });
+    await openInBatches(CLIENTS, (i) => {
+      const protocols = ['platform-edge.v1', `key.${key}`, ...(owners ? [`bearer.${owners[i % owners.length].token}`] : [])];
+      return wsClient(`${base}/realtime/ws?table=${table}`, onChange, clients, protocols);
+    });
+    const total = Math.round(RATE * DURATION_S);
+    const pending = [];
+    const t0 = performance.now();
+    for (let i = 0; i < total; i++) {
+      const wait = t0 + (i * 1000) / RATE - performance.now();
+      if (wait > 0) await sleep(wait);
+      const data = owners ? { owner: owners[i % owners.length].id, n: i } : { n: i };
+      pending.push(fetch(`${server.url}/db/tables/${table}/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data }) }).then((r) => r.text()));
+    }
+    await Promise.all(pending);
+    await sleep(1000);
+    const expected = owners ? Math.round((total * 2 * CLIENTS) / owners.length) : total * 2 * CLIENTS;
+    lat.sort((a, b) => a - b);
+    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected };
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+/** Deliveries/s with WRITERS concurrent writers for DURATION_S, CLIENTS SSE + CLIENTS WS subscribers. */
+async function throughput(open, write) {
+  let delivered = 0;
+  const clients = [];
+  const onChange = () => delivered++;
+  try {
+    await open(onChange, clients);
+    const end = performance.now() + DURATION_S * 1000;
+    let writes = 0;
+    await Promise.all(
+      Array.from({ length: WRITERS }, async () => {
+        while (performance.now() < end) {
+          await write(writes++);
+        }
+      }),
+    );
+    const t = performance.now();
+    // note: deliveries still in flight when the writers stop count, for at most a second.
+    let last = -1;
+    while (delivered !== last && performance.now() - t < 1000) {
+      last = delivered;
+      await sleep(100);
+    }
+    const s = (performance.now() - (end - DURATION_S * 1000)) / 1000;
+    return { perS: delivered / s, writes };
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+async function idleRss(http, kind) {
+  const server = await startServer({ ...edgeSpec(http), id: `edge-rt-idle-${http}-${kind}` });
+  const clients = [];
+  try {
+    const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
+    await apiCall(server, 'POST', '/db/tables', { name: 'idle' }, svc);
+    const key = server.info.keys.publishable;
+    // note: one of each first, so the first-use allocations do not count per connection.
+    await sse(`${server.url}/realtime/stream?table=idle&apikey=${key}`, () => {}, clients);
+    await wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients);
+    await sleep(500);
+    const before = rssMb(server.pid);
+    await openInBatches(IDLE, () =>
+      kind === 'ws' ? wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients) : sse(`${server.url}/realtime/stream?table=idle&apikey=${key}`, () => {}, clients),
+    );
+    await sleep(1000);
+    const after = rssMb(server.pid);
+    return ((after - before) * 1024) / IDLE;
+  } finally {
+    for (const c of clients) c.close();
+    await server.stop();
+  }
+}
+
+const fmt = (x) => `${x.toFixed(1)} ms`;
+const scale = `${CLIENTS} SSE + ${CLIENTS} WS, ${RATE} inserts/s for ${DURATION_S} s`;
+
+export default {
+  id: 'realtime',
+  title: 'Realtime: commit-to-delivery, fan-out, idle memory',
+  scenarios: [],
+  checks: [
+    {
+      name: `commit-to-delivery latency (uWS; ${scale})`,
+      run: async ({ log }) => {
+        const { server, svc } = await edgeWithTables('uws');
+        try {
+          const open = await latency(server, svc, 'bench', null);
+          log(`  no policy: ${open.delivered}/${open.expected} delivered`);
+          const owners = await users(server, USERS);
+          const own = await latency(server, svc, 'owned', owners);
+          log(`  owner policy: ${own.delivered}/${own.expected} delivered`);
+          return [
+            { metric: 'p99, no policy', value: fmt(open.p99), target: '≤ 50 ms', pass: open.p99 <= 50 && open.delivered === open.expected, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` },
+            { metric: `p99, owner = auth.uid() (${USERS} users)`, value: fmt(own.p99), target: '≤ 100 ms', pass: own.p99 <= 100 && own.delivered === own.expected, note: `p50 ${fmt(own.p50)}; ${own.delivered}/${own.expected} delivered` },
+          ];
+        } finally {
+          await server.stop();
+        }
+      },
+    },
+    {
+      name: `commit-to-delivery latency (node:http; ${scale})`,
+      run: async () => {
+        const { server, svc } = await edgeWithTables('node');
+        try {
+          const open = await latency(server, svc, 'bench', null);
+          return [{ metric: 'p99, no policy (node:http)', value: fmt(open.p99), target: '—', pass: null, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` }];
+        } finally {
+          await server.stop();
+        }
+      },
+    },
+    {
+      name: `deliveries/s vs a bare uWS publish() server (${CLIENTS} SSE + ${CLIENTS} WS, ${WRITERS} writers, ${DURATION_S} s)`,
+      run: async () => {
+        const { server, svc } = await edgeWithTables('uws');
+        let edge;
+        try {
+          const key = server.info.keys.publishable;
+          edge = await throughput(
+            async (onChange, clients) => {
+              await openInBatches(CLIENTS, () => sse(`${server.url}/realtime/stream?table=bench&apikey=${key}`, onChange, clients));
+              await openInBatches(CLIENTS, () => wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=bench&apikey=${key}`, onChange, clients));
+            },
+            (i) => fetch(`${server.url}/db/tables/bench/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data: { n: i } }) }).then((r) => r.text()),
+          );
+        } finally {
+          await server.stop();
+        }
+        const bare = await startServer(bareSpec);
+        let base;
+        try {
+          // note: the body is a change message of the same size as ours.
+          const msg = (i) => JSON.stringify({ type: 'change', op: 'insert', table: 'bench', id: '019ac0de-0000-7000-8000-000000000000', data: { n: i }, old: null, seq: i, at: new Date().toISOString() });
+          base = await throughput(
+            async (onChange, clients) => {
+              await openInBatches(CLIENTS, () => sse(`${bare.url}/sse`, onChange, clients));
+              await openInBatches(CLIENTS, () => wsClient(`${bare.url.replace('http', 'ws')}/ws`, onChange, clients));
+            },
+            (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: msg(i) }).then((r) => r.text()),
+          );
+        } finally {
+          await bare.stop();
+        }
+        const ratio = edge.perS / base.perS;
+        return [
+          { metric: 'deliveries/s, platform-edge (uWS)', value: edge.perS.toFixed(0), target: '—', pass: null, note: `${edge.writes} inserts` },
+          { metric: 'deliveries/s, bare uWS publish()', value: base.perS.toFixed(0), target: '—', pass: null, note: `${base.writes} publishes` },
+          { metric: 'ratio edge / bare', value: ratio.toFixed(2), target: '≥ 0.50', pass: ratio >= 0.5 },
+        ];
+      },
+    },
+    {
+      name: `RSS per idle connection (${IDLE} connections)`,
+      run: async () => {
+        const rows = [];
+        for (const http of ['uws', 'node']) {
+          const ws = await idleRss(http, 'ws');
+          const sseKb = await idleRss(http, 'sse');
+          rows.push({ metric: `WebSocket (${http})`, value: `${ws.toFixed(1)} KiB`, target: http === 'uws' ? '≤ 16 KiB' : '—', pass: http === 'uws' ? ws <= 16 : null });
+          rows.push({ metric: `SSE (${http})`, value: `${sseKb.toFixed(1)} KiB`, target: http === 'uws' ? '≤ 32 KiB' : '—', pass: http === 'uws' ? sseKb <= 32 : null });
+        }
+        return rows;
+      },
+    },
+  ],
+};
+
