@@ -5,7 +5,7 @@ import { stampColumns, type TableInfo } from '../../sql/table-model.js';
 /**
  * The SQL of realtime: a change's stored-form row image (change-log.ts `storedImage`) read back
  * as the table's columns, so the WHERE terms the rows API compiles (filters and the select
- * policy, src/sql/list.ts `buildWhere`) run on it unchanged, by SQLite, in the project file
+ * policy, src/services/db/list-query.ts `buildWhere`) run on it unchanged, by SQLite, in the project file
  * (a policy may read other tables).
  */
 export const realtimeStore = {
