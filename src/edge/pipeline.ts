@@ -164,7 +164,11 @@ export class Pipeline {
     if (route.websocket === true && req.upgrade !== true) {
       throw new EdgeError('upgrade_required', 'this route is a WebSocket: send a WebSocket upgrade request', { headers: { upgrade: 'websocket', connection: 'Upgrade' } });
     }
-    if (route.websocket !== true && req.upgrade === true) throw new EdgeError('invalid_request', 'this route does not take a WebSocket upgrade');
+    if (route.websocket !== true && req.upgrade === true) {
+      // note: a fallback route (GET /:shortId) only stands in for unknown paths, so an upgrade there is the 404 of an unknown path.
+      if (route.fallback === true) throw notFound('route', `${req.method} ${req.path}`);
+      throw new EdgeError('invalid_request', 'this route does not take a WebSocket upgrade');
+    }
     // note: every route has a limit (routes without a body too); the adapter only flags the overflow.
     if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
     if (this.#awaits(route)) return nextTurn(req).then(() => this.#authorized(req, st, route, m.params));
