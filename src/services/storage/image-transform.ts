@@ -10,7 +10,7 @@ import {
   transformableKind,
   type OutFormat,
   type TransformParams,
-} from './transform-params.js';
+} from './image-params.js';
 
 // note: libvips' own operation cache holds decoded images across calls: with one process
 // serving many projects it only costs memory, and every variant is cached on disk anyway.
@@ -49,7 +49,7 @@ export interface TransformSource {
   readonly etag: string;
 }
 
-/** A variant ready to send: a file (kept in the cache, or a temporary one to remove after sending). */
+/** A cached variant ready to send. */
 export interface Variant {
   readonly file: string;
   readonly size: number;
@@ -58,8 +58,6 @@ export interface Variant {
   readonly etag: string;
   /** Whether `Accept` chose the format (then the answer carries `Vary: Accept`). */
   readonly negotiated: boolean;
-  /** The file is not cached (larger than the project's cache): delete it once sent. */
-  readonly temporary: boolean;
 }
 
 /** A bounded FIFO of async jobs: `concurrency` at once, `queue` waiting, the rest refused with 503. */
@@ -172,7 +170,7 @@ export class ImageTransformer {
     const hit = pv.lru.get(key);
     if (hit) {
       pv.touch(hit);
-      return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated, temporary: false };
+      return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated };
     }
     const flightKey = `${src.projectId}/${key}`;
     let p = this.#inflight.get(flightKey);
@@ -180,10 +178,7 @@ export class ImageTransformer {
       p = this.#make(src, params, kind, out, pv, key, hash, etag, negotiated).finally(() => this.#inflight.delete(flightKey));
       this.#inflight.set(flightKey, p);
     }
-    const v = await p;
-    // note: a waiter that joined someone else's temporary file would race its removal; make its own.
-    if (v.temporary && this.#inflight.get(flightKey) !== p) return this.#make(src, params, kind, out, pv, key, hash, etag, negotiated);
-    return v;
+    return p;
   }
 
   /** Drops every cached variant of an object's ref (the object was overwritten or deleted). */
@@ -238,13 +233,11 @@ export class ImageTransformer {
     try {
       await this.#queue.run(() => render(src.file, tmp, params, kind, out, this.#limits));
       const size = (await stat(tmp)).size;
-      if (size > this.#limits.cacheBytes) {
-        return { file: tmp, size, contentType: MIME[out], etag, negotiated, temporary: true };
-      }
       const file = join(dir, `${hash}.${out}`);
       await rename(tmp, file);
       const siblings = pv.byRef.get(src.ref);
-      // note: the per-object cap first (its least recently used sibling), then the project's bytes.
+      // note: a variant larger than the whole cap is kept alone (everything else goes) until the
+      // next one pushes it out. The per-object cap first (its least recently used sibling), then the project's bytes.
       if (siblings && siblings.size >= this.#limits.perObject) {
         for (const e of pv.lru.values()) {
           if (e.ref === src.ref) {
@@ -257,7 +250,7 @@ export class ImageTransformer {
         await this.#evict(pv, pv.lru.values().next().value!);
       }
       pv.add({ key, ref: src.ref, file, size });
-      return { file, size, contentType: MIME[out], etag, negotiated, temporary: false };
+      return { file, size, contentType: MIME[out], etag, negotiated };
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;

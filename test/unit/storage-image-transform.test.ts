@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EdgeError } from '../../src/edge/errors.js';
-import { ImageTransformer, JobQueue } from '../../src/services/storage/transform.js';
-import { normalise, parseTransform, resolveFormat, sniffImage, transformableKind } from '../../src/services/storage/transform-params.js';
+import { ImageTransformer, JobQueue } from '../../src/services/storage/image-transform.js';
+import { normalise, parseTransform, resolveFormat, sniffImage, transformableKind } from '../../src/services/storage/image-params.js';
 import { gifBomb, makeImage, pngBomb } from '../helpers/images.js';
 
 const q = (s: string) => parseTransform(new URLSearchParams(s));
@@ -162,8 +162,9 @@ describe('ImageTransformer', () => {
     expect(readdirSync(join(root, 'p2', 'v2', src.ref)).length).toBe(3);
     const cap = new ImageTransformer((p) => join(root, p, 'v3'), { cacheBytes: 1 });
     const big = await cap.variant({ ...src, projectId: 'p3' }, q('w=20')!, undefined);
-    expect(big.temporary).toBe(true);
-    rmSync(big.file);
+    await cap.variant({ ...src, projectId: 'p3' }, q('w=21')!, undefined);
+    expect(await cap.usage('p3')).toMatchObject({ variants: 1 });
+    expect(readdirSync(join(root, 'p3', 'v3', src.ref))).not.toContain(big.file.split('/').pop());
     // a cap of two variants' bytes: the least recently used goes
     const v = await t.variant(src, q('w=30&format=jpeg')!, undefined);
     const lru = new ImageTransformer((p) => join(root, p, 'v4'), { cacheBytes: v.size * 2 + 1 });
