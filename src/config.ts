@@ -99,6 +99,10 @@ export interface Config {
   readonly changeLogPruneMs: number;
   /** Size cap of each project's database file, bytes (SQLite `max_page_count`); 0: none but the disk. */
   readonly maxProjectDbBytes: number;
+  /** Largest stored object, bytes (the server's cap over every bucket's `file_size_limit`). */
+  readonly storageMaxObject: number;
+  /** Bytes of objects one project may store (`--storage-quota`); 0: none but the disk. */
+  readonly storageQuota: number;
   /** Seconds in which a refresh token just rotated may be presented again and gets the pair it was already given. */
   readonly authRefreshReuseIntervalS: number;
   /** Worker threads that run caller SQL (`/db/query`, `db.query`). */
@@ -202,6 +206,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     changeLogCap: int(env.PLATFORM_EDGE_CHANGE_LOG_CAP, 'PLATFORM_EDGE_CHANGE_LOG_CAP') ?? 0,
     changeLogPruneMs: 60_000,
     maxProjectDbBytes: int(env.PLATFORM_EDGE_MAX_PROJECT_DB_BYTES, 'PLATFORM_EDGE_MAX_PROJECT_DB_BYTES') ?? 0,
+    storageMaxObject: int(env.PLATFORM_EDGE_STORAGE_MAX_OBJECT, 'PLATFORM_EDGE_STORAGE_MAX_OBJECT') ?? 5 * 1024 * 1024 * 1024,
+    storageQuota: int(env.PLATFORM_EDGE_STORAGE_QUOTA, 'PLATFORM_EDGE_STORAGE_QUOTA') ?? 0,
     authRefreshReuseIntervalS: int(env.PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S, 'PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S') ?? 10,
     sqlWorkers: int(env.PLATFORM_EDGE_SQL_WORKERS, 'PLATFORM_EDGE_SQL_WORKERS') ?? 3,
     // note: 0 stands for "derived from sqlWorkers" until the merge below.
@@ -264,6 +270,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
   if (merged.changeLogCap < merged.changeLogKeep) {
     throw new Error(`PLATFORM_EDGE_CHANGE_LOG_CAP (${merged.changeLogCap}) must be at least PLATFORM_EDGE_CHANGE_LOG_KEEP (${merged.changeLogKeep})`);
   }
+  if (merged.storageMaxObject < 1) throw new Error(`PLATFORM_EDGE_STORAGE_MAX_OBJECT must be at least 1, got ${merged.storageMaxObject}`);
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
   }

@@ -28,6 +28,10 @@ import { LiveLog } from './services/live/live.js';
 import { liveRoutes } from './services/live/routes.js';
 import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
+import { LocalObjectStore } from './services/storage/object-store.js';
+import { storageRoutes } from './services/storage/routes.js';
+import { StorageService } from './services/storage/storage.js';
+import { ShortIdIndex } from './services/storage/store.js';
 
 export interface EdgeServer {
   readonly config: Config;
@@ -83,6 +87,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
+  const objectFiles = new LocalObjectStore(config.dataDir);
+  bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
+  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db));
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -91,6 +98,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...authRoutes(auth, config.rateLimit),
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
+    ...storageRoutes(storage, config),
   ];
   const pipeline = new Pipeline({
     config,

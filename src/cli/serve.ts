@@ -26,6 +26,7 @@ Options:
   --keep-alive-timeout-ms N   idle keep-alive connections close after it (default 10000; node:http)
   --max-connections N         open connections at most (default 10000, 0: no cap; node:http)
   --max-connections-per-ip N  per client address (default 4096, 0: no cap; node:http)
+  --storage-quota BYTES       bytes of objects each project may store (default 0: no quota)
   --json               print one JSON line {url, project_id, keys, operator_token} once listening
   -h, --help           this help
 
@@ -45,6 +46,7 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
     'keep-alive-timeout-ms': { type: 'string' },
     'max-connections': { type: 'string' },
     'max-connections-per-ip': { type: 'string' },
+    'storage-quota': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
@@ -96,6 +98,7 @@ export async function serveCommand(argv: string[], io: Io): Promise<number> {
         keepAliveTimeoutMs: countFlag(values, 'keep-alive-timeout-ms'),
         maxConnections: countFlag(values, 'max-connections'),
         maxConnectionsPerIp: countFlag(values, 'max-connections-per-ip'),
+        storageQuota: countFlag(values, 'storage-quota'),
       },
       io.env,
     );

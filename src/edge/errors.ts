@@ -21,6 +21,7 @@ const STATUS = {
   conflict: 409,
   provider_not_configured: 412,
   payload_too_large: 413,
+  quota_exceeded: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,

@@ -36,6 +36,15 @@ export interface PipelineDeps {
 }
 
 const UNMATCHED = '(unmatched)';
+
+/** Whether a request names anyone (a `key?` route without credentials runs anonymous, route.ts AuthMode). */
+function sendsCredentials(req: EdgeRequest, route: RouteDef): boolean {
+  const h = req.headers;
+  if (h['x-service-key'] !== undefined || h.authorization !== undefined || h['x-service-project'] !== undefined) return true;
+  if (route.credentials !== 'query' || req.rawQuery === '') return false;
+  const q = new URLSearchParams(req.rawQuery);
+  return q.has('apikey') || q.has('access_token') || q.has('project');
+}
 /** The body a route that reads none accepts (and ignores), bytes; past it, 413 (docs/api.md "Request bodies"). */
 export const NO_BODY_LIMIT = 1024;
 /** The path and query string together, characters at most; past it, 414 (docs/api.md "Limits of a request"). */
@@ -162,7 +171,7 @@ export class Pipeline {
   }
 
   #authorized(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>): EdgeResponse | Promise<EdgeResponse> {
-    if (route.auth === 'none') return this.#handle(req, st, route, params, null);
+    if (route.auth === 'none' || (route.auth === 'key?' && !sendsCredentials(req, route))) return this.#handle(req, st, route, params, null);
     const auth = authenticate(this.#auth, req, route);
     if (auth instanceof Promise) {
       return auth.then((a) => {

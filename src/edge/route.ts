@@ -34,8 +34,11 @@ export const PUBLISHABLE_SCOPES: readonly Scope[] = [
  * - `bearer`: `key` plus a valid user access token.
  * - `bearer?`: `key`, and a user when a valid access token is sent.
  * - `operator`: an operator session only (dashboard endpoints without a project).
+ * - `key?`: like `bearer?` when the request sends credentials (a key, a token, an operator
+ *   session); with none at all the handler runs with `ctx.auth` null and no project (public
+ *   object reads, where the object names its project).
  */
-export type AuthMode = 'none' | 'key' | 'bearer' | 'bearer?' | 'operator';
+export type AuthMode = 'none' | 'key' | 'bearer' | 'bearer?' | 'operator' | 'key?';
 
 /**
  * How a route reads its body: `json` (parsed, bounded), `raw` (bytes, bounded), `stream` (read by
@@ -217,7 +220,9 @@ type CtxFor<A extends AuthMode> = A extends 'none'
       ? ProjectCtx & { user: UserClaims }
       : A extends 'bearer?'
         ? ProjectCtx & { user: UserClaims | null }
-        : ProjectCtx;
+        : A extends 'key?'
+          ? BaseCtx & { readonly auth: AuthContext | null; readonly project: ProjectLease; user: UserClaims | null }
+          : ProjectCtx;
 
 export interface BaseCtx {
   readonly config: Config;
@@ -270,6 +275,11 @@ export interface RouteDef<A extends AuthMode = AuthMode> {
   readonly websocket?: boolean;
   /** Leave this route out of the live log (the log's own endpoints). */
   readonly unlogged?: boolean;
+  /**
+   * A fallback route (e.g. `GET /:shortId`): another method on a path it matches answers 404 like
+   * an unknown path, never 405.
+   */
+  readonly fallback?: boolean;
   /** A role the caller must act as, e.g. `service_role` (service key or operator session) for DDL; else 403 `forbidden`. */
   readonly role?: 'service_role';
   readonly handler: (req: HandlerRequest, ctx: RouteCtx<A>) => EdgeResponse | Promise<EdgeResponse>;

@@ -65,7 +65,8 @@ export class Router {
     if (!node || node.methods.size === 0) return { kind: 'none' };
     const route = node.methods.get(method) ?? (method === 'HEAD' ? node.methods.get('GET') : undefined);
     if (route) return { kind: 'route', route, params };
-    return { kind: 'method', allowed: [...node.methods.keys()] };
+    for (const r of node.methods.values()) if (r.fallback !== true) return { kind: 'method', allowed: [...node.methods.keys()] };
+    return { kind: 'none' };
   }
 
   #walk(node: Node, segs: readonly string[], i: number, params: Record<string, string>): Node | null {
