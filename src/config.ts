@@ -141,6 +141,18 @@ export interface Config {
   readonly wsIdleTimeoutS: number;
   /** WebSocket: largest message a client may send, bytes; past it the socket is closed with 1009. */
   readonly wsMaxMessage: number;
+  /** Image transforms: largest source in pixels over all frames, judged from the header before decoding. */
+  readonly imageMaxPixels: number;
+  /** Image transforms: a transform running longer fails with 503 (whole seconds, rounded up). */
+  readonly imageTimeoutMs: number;
+  /** Image transforms running at once, server-wide. */
+  readonly imageConcurrency: number;
+  /** Image transforms waiting for a slot; past this, 503 `unavailable` with `Retry-After`. */
+  readonly imageQueue: number;
+  /** Bytes of cached image variants per project (least recently used go first). */
+  readonly imageCacheBytes: number;
+  /** Seconds an unfinished multipart or TUS upload lives. */
+  readonly uploadExpiryS: number;
 }
 
 export type ConfigOverrides = {
@@ -226,6 +238,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     wsMaxBackpressure: int(env.PLATFORM_EDGE_WS_MAX_BACKPRESSURE, 'PLATFORM_EDGE_WS_MAX_BACKPRESSURE') ?? DEFAULT_HTTP_LIMITS.wsMaxBackpressure,
     wsIdleTimeoutS: int(env.PLATFORM_EDGE_WS_IDLE_TIMEOUT_S, 'PLATFORM_EDGE_WS_IDLE_TIMEOUT_S') ?? DEFAULT_HTTP_LIMITS.wsIdleTimeoutS,
     wsMaxMessage: int(env.PLATFORM_EDGE_WS_MAX_MESSAGE, 'PLATFORM_EDGE_WS_MAX_MESSAGE') ?? DEFAULT_HTTP_LIMITS.wsMaxMessage,
+    imageMaxPixels: int(env.PLATFORM_EDGE_IMAGE_MAX_PIXELS, 'PLATFORM_EDGE_IMAGE_MAX_PIXELS') ?? 50_000_000,
+    imageTimeoutMs: int(env.PLATFORM_EDGE_IMAGE_TIMEOUT_MS, 'PLATFORM_EDGE_IMAGE_TIMEOUT_MS') ?? 10_000,
+    imageConcurrency: int(env.PLATFORM_EDGE_IMAGE_CONCURRENCY, 'PLATFORM_EDGE_IMAGE_CONCURRENCY') ?? 2,
+    imageQueue: int(env.PLATFORM_EDGE_IMAGE_QUEUE, 'PLATFORM_EDGE_IMAGE_QUEUE') ?? 16,
+    imageCacheBytes: int(env.PLATFORM_EDGE_IMAGE_CACHE_BYTES, 'PLATFORM_EDGE_IMAGE_CACHE_BYTES') ?? 256 * 1024 * 1024,
+    uploadExpiryS: int(env.PLATFORM_EDGE_UPLOAD_EXPIRY_S, 'PLATFORM_EDGE_UPLOAD_EXPIRY_S') ?? 86_400,
   };
   const merged = {
     ...base,
@@ -271,6 +289,14 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`PLATFORM_EDGE_CHANGE_LOG_CAP (${merged.changeLogCap}) must be at least PLATFORM_EDGE_CHANGE_LOG_KEEP (${merged.changeLogKeep})`);
   }
   if (merged.storageMaxObject < 1) throw new Error(`PLATFORM_EDGE_STORAGE_MAX_OBJECT must be at least 1, got ${merged.storageMaxObject}`);
+  for (const [name, v] of [
+    ['PLATFORM_EDGE_IMAGE_MAX_PIXELS', merged.imageMaxPixels],
+    ['PLATFORM_EDGE_IMAGE_TIMEOUT_MS', merged.imageTimeoutMs],
+    ['PLATFORM_EDGE_IMAGE_CONCURRENCY', merged.imageConcurrency],
+    ['PLATFORM_EDGE_UPLOAD_EXPIRY_S', merged.uploadExpiryS],
+  ] as const) {
+    if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
+  }
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
   }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Config } from './config.js';
 import { ControlStore } from './control/control-store.js';
@@ -30,6 +31,10 @@ import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
 import { LocalObjectStore } from './services/storage/object-store.js';
 import { storageRoutes } from './services/storage/routes.js';
+import { imageReadHook, withVariantCleanup } from './services/storage/image-read.js';
+import { ImageTransformer } from './services/storage/image-transform.js';
+import { mediaRoutes } from './services/storage/media-routes.js';
+import { UploadService } from './services/storage/uploads.js';
 import { StorageService } from './services/storage/storage.js';
 import { ShortIdIndex } from './services/storage/store.js';
 
@@ -87,9 +92,14 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const db = new DbService(bus);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
-  const objectFiles = new LocalObjectStore(config.dataDir);
+  const images = new ImageTransformer((id) => join(config.dataDir, 'projects', id, 'variants'), {
+    maxPixels: config.imageMaxPixels, timeoutMs: config.imageTimeoutMs, concurrency: config.imageConcurrency, queue: config.imageQueue, cacheBytes: config.imageCacheBytes,
+  });
+  const objectFiles = withVariantCleanup(new LocalObjectStore(config.dataDir), images);
   bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
   const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db));
+  storage.transformer = imageReadHook(images, storage);
+  const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -99,6 +109,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...dbRoutes(db),
     ...sqlRoutes(query, new RpcService(db, query), lazyGraphql(db)),
     ...storageRoutes(storage, config),
+    ...mediaRoutes(uploads, config, (secret) => credentials.key(secret)),
   ];
   const pipeline = new Pipeline({
     config,

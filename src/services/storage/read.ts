@@ -37,7 +37,7 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
   if (!asksTransform(req.query)) return answer(req, plain);
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
-    const v: TransformedBody | null = await transformRead(obj, req);
+    const v: TransformedBody | null = await transformRead(storage, obj, req);
     return v === null ? answer(req, plain) : answer(req, { ...plain, path: v.path, size: v.size, contentType: v.contentType, etag: v.etag, extra: v.headers });
   });
 }

@@ -2,6 +2,8 @@ import type { Config } from '../../config.js';
 import { randomBase62 } from '../../control/random.js';
 import { conflict, EdgeError, invalidField, notFound } from '../../edge/errors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import type { HandlerRequest } from '../../edge/route.js';
+import type { TransformedBody } from './transform.js';
 import type { ObjectStore, PutLimit, StoredObject } from './object-store.js';
 import { allowedMimeTypes, bucketName, mimeAllowed, SHORT_ID, SHORT_ID_LENGTH, essence } from './rules.js';
 import { bucketStore, objectStore, type BucketRow, type ObjectRow, type ShortIdIndex } from './store.js';
@@ -66,6 +68,9 @@ const SHORT_ID_TRIES = 16;
  * goes), over an `ObjectStore` and the server-wide short-id index.
  */
 export class StorageService {
+  /** The read path's image transform (image-read.ts), set by server.ts; null: reads ignore `w, h, …`. */
+  transformer: ((obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null>) | null = null;
+
   constructor(
     readonly config: Config,
     readonly registry: ProjectRegistry,

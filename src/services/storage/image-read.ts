@@ -1,0 +1,43 @@
+import type { HandlerRequest } from '../../edge/route.js';
+import type { ObjectStore } from './object-store.js';
+import { parseTransform } from './image-params.js';
+import type { ImageTransformer } from './image-transform.js';
+import { etagOf, type ReadableObject, type StorageService } from './storage.js';
+import type { TransformedBody } from './transform.js';
+
+/**
+ * The read path's transform (`StorageService.transformer`): the query's `w, h, g, fit, format, q`
+ * validated, the object's variant made or taken from the cache. `format=auto` answers with
+ * `Vary: Accept`.
+ */
+export function imageReadHook(images: ImageTransformer, storage: StorageService): (obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null> {
+  return async (obj, req) => {
+    const params = parseTransform(req.query);
+    if (params === null) return null;
+    const file = storage.filePath(obj);
+    if (file === null) return null;
+    const v = await images.variant(
+      { projectId: obj.projectId, ref: obj.row.ref, file, contentType: obj.row.content_type, etag: etagOf(obj.row.sha256) },
+      params,
+      req.headers.accept,
+    );
+    return { path: v.file, size: v.size, contentType: v.contentType, etag: v.etag, headers: v.negotiated ? { vary: 'Accept' } : undefined };
+  };
+}
+
+/** An ObjectStore whose deletes also drop the ref's cached variants (an overwrite or delete makes them stale). */
+export function withVariantCleanup(files: ObjectStore, images: ImageTransformer): ObjectStore {
+  return {
+    put: (projectId, body, limit) => files.put(projectId, body, limit),
+    get: (projectId, ref, range) => files.get(projectId, ref, range),
+    path: (projectId, ref) => files.path(projectId, ref),
+    async delete(projectId, ref) {
+      await files.delete(projectId, ref);
+      await images.dropRef(projectId, ref);
+    },
+    forget(projectId) {
+      files.forget(projectId);
+      images.forget(projectId);
+    },
+  };
+}
