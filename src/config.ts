@@ -103,6 +103,8 @@ export interface Config {
   readonly storageMaxObject: number;
   /** Bytes of objects one project may store (`--storage-quota`); 0: none but the disk. */
   readonly storageQuota: number;
+  /** The shortest `expires_in` of a signed URL, seconds (60; tests lower it). */
+  readonly storageSignedMinS: number;
   /** Seconds in which a refresh token just rotated may be presented again and gets the pair it was already given. */
   readonly authRefreshReuseIntervalS: number;
   /** Worker threads that run caller SQL (`/db/query`, `db.query`). */
@@ -220,6 +222,7 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     maxProjectDbBytes: int(env.PLATFORM_EDGE_MAX_PROJECT_DB_BYTES, 'PLATFORM_EDGE_MAX_PROJECT_DB_BYTES') ?? 0,
     storageMaxObject: int(env.PLATFORM_EDGE_STORAGE_MAX_OBJECT, 'PLATFORM_EDGE_STORAGE_MAX_OBJECT') ?? 5 * 1024 * 1024 * 1024,
     storageQuota: int(env.PLATFORM_EDGE_STORAGE_QUOTA, 'PLATFORM_EDGE_STORAGE_QUOTA') ?? 0,
+    storageSignedMinS: 60,
     authRefreshReuseIntervalS: int(env.PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S, 'PLATFORM_EDGE_AUTH_REFRESH_REUSE_INTERVAL_S') ?? 10,
     sqlWorkers: int(env.PLATFORM_EDGE_SQL_WORKERS, 'PLATFORM_EDGE_SQL_WORKERS') ?? 3,
     // note: 0 stands for "derived from sqlWorkers" until the merge below.

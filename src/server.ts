@@ -36,6 +36,7 @@ import { ImageTransformer } from './services/storage/image-transform.js';
 import { mediaRoutes } from './services/storage/media-routes.js';
 import { UploadService } from './services/storage/uploads.js';
 import { StorageService } from './services/storage/storage.js';
+import { UrlSigner } from './services/storage/signing.js';
 import { ShortIdIndex } from './services/storage/store.js';
 
 export interface EdgeServer {
@@ -97,7 +98,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   });
   const objectFiles = withVariantCleanup(new LocalObjectStore(config.dataDir), images);
   bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
-  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db));
+  const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
+  bus.on('project.deleted', (e) => signer.forget(e.projectId));
+  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db), signer);
   storage.transformer = imageReadHook(images, storage);
   const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").

@@ -30,6 +30,11 @@ export class Sealer {
     this.#master = createSecretKey(masterKey);
   }
 
+  /** The MAC key of one (project, purpose) (`deriveMacKey`): signing, never sealing. */
+  macKey(project: string, purpose: SealPurpose): Buffer {
+    return deriveMacKey(this.#master, project, purpose);
+  }
+
   seal(project: string, purpose: SealPurpose, name: string, plain: string): string {
     const nonce = randomBytes(NONCE_BYTES);
     const c = createCipheriv('aes-256-gcm', deriveSealKey(this.#master, project, purpose), nonce);
@@ -67,6 +72,16 @@ export class Sealer {
     if (version === 'v1') reseal(this.seal(project, purpose, name, plain));
     return plain;
   }
+}
+
+/**
+ * A 32-byte MAC key of one (project, purpose), e.g. for signed URLs: HKDF-SHA-256 of the master key
+ * with its own info string, so it never equals the sealing key of the same pair.
+ */
+export function deriveMacKey(master: KeyObject | Buffer, project: string, purpose: SealPurpose): Buffer {
+  requireId('project', project);
+  const info = Buffer.from(`platform-edge/mac/v1\0${purpose}\0${project}`, 'utf8');
+  return Buffer.from(hkdfSync('sha256', master, SALT, info, 32));
 }
 
 /** The AES-256 key of one (project, purpose): HKDF-SHA-256 of the master key. */

@@ -15,6 +15,8 @@ const STATUS = {
   missing_scope: 401,
   rls_denied: 403,
   forbidden: 403,
+  invalid_signature: 403,
+  url_expired: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

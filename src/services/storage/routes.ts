@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import { EdgeError, invalidBody, notFound, unauthorized } from '../../edge/errors.js';
 import { json, noContent, route, type AuthContext, type HandlerRequest, type RouteDef } from '../../edge/route.js';
 import { objectAnswer } from './read.js';
+import { transformQuery } from './signing.js';
 import { declaredLength, objectKey, paging, RESERVED_TOP_LEVEL, uploadContentType } from './rules.js';
 import type { Caller, StorageService } from './storage.js';
 
@@ -115,6 +116,27 @@ export function storageRoutes(storage: StorageService, config: Config): RouteDef
       handler: async (req, ctx) => {
         await storage.deleteObject(ctx.project, callerOf(ctx.auth), req.params.bucket!, objectKey(req.params.key!));
         return noContent();
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/storage/signed/:bucket/*key',
+      auth: 'bearer?',
+      scope: 'storage:read',
+      body: 'json',
+      handler: (req, ctx) =>
+        json(storage.sign(ctx.project, callerOf(ctx.auth), req.params.bucket!, objectKey(req.params.key!), object(req.json ?? {}), baseUrl(config, req))),
+    }),
+    route({
+      // note: no credentials: the token is the grant (docs/api.md "Signed URLs").
+      method: 'GET',
+      path: '/storage/signed/:bucket/*key',
+      auth: 'none',
+      awaits: false,
+      handler: (req, ctx) => {
+        const q = req.query;
+        const obj = storage.readSigned(req.params.bucket!, objectKey(req.params.key!), q.get('token'), transformQuery((n) => q.get(n)));
+        return objectAnswer(storage, obj, req, () => ctx.later());
       },
     }),
     route({

@@ -5,6 +5,7 @@ import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import type { HandlerRequest } from '../../edge/route.js';
 import type { TransformedBody } from './transform.js';
 import type { ObjectStore, PutLimit, StoredObject } from './object-store.js';
+import { SIGNED_DEFAULT_S, SIGNED_MAX_S, transformField, type UrlSigner } from './signing.js';
 import { allowedMimeTypes, bucketName, mimeAllowed, SHORT_ID, SHORT_ID_LENGTH, essence } from './rules.js';
 import { bucketStore, objectStore, type BucketRow, type ObjectRow, type ShortIdIndex } from './store.js';
 
@@ -76,6 +77,8 @@ export class StorageService {
     readonly registry: ProjectRegistry,
     readonly files: ObjectStore,
     readonly shortIds: ShortIdIndex,
+    readonly signer: UrlSigner,
+    readonly now: () => number = Date.now,
   ) {}
 
   // --- buckets
@@ -304,6 +307,38 @@ export class StorageService {
       const row = objectStore.byShortId(p, shortId);
       if (row === undefined || bucketStore.get(p, row.bucket)?.public !== 1) return undefined;
       return { projectId: hit.project_id, row, publicBucket: true };
+    } finally {
+      p.release();
+    }
+  }
+
+  // --- signed URLs
+
+  /**
+   * A signed URL for an object the caller may read: `expires_in` seconds (default 3600, at least
+   * the server's minimum (60 s), at most 7 days), the optional `transform` bound into the signature.
+   */
+  sign(p: ProjectLease, caller: Caller, bucket: string, key: string, body: Record<string, unknown>, baseUrl: string): { url: string; path: string; expires_at: string } {
+    const min = this.config.storageSignedMinS;
+    const ttl = body.expires_in ?? SIGNED_DEFAULT_S;
+    if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < min || ttl > SIGNED_MAX_S) throw invalidField('expires_in', `must be an integer ${min}-${SIGNED_MAX_S} (seconds)`);
+    const transform = transformField(body.transform);
+    this.readForCaller(p, caller, bucket, key, () => key);
+    const exp = Math.floor(this.now() / 1000) + ttl;
+    const token = this.signer.token(p.projectId, bucket, key, exp, transform);
+    const path = `/storage/signed/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}?${transform === '' ? '' : transform + '&'}token=${token}`;
+    return { url: baseUrl + path, path, expires_at: new Date(exp * 1000).toISOString() };
+  }
+
+  /** The object a signed URL names, once its token is verified (403 otherwise); 404 when it is gone. */
+  readSigned(bucket: string, key: string, token: string | null, transform: string): ReadableObject {
+    const projectId = this.signer.verify(token, bucket, key, transform, Math.floor(this.now() / 1000));
+    const p = this.registry.acquire(projectId);
+    try {
+      const b = bucketStore.get(p, bucket);
+      const row = b === undefined ? undefined : objectStore.get(p, bucket, key);
+      if (row === undefined) throw notFound('object', key);
+      return { projectId, row, publicBucket: b!.public === 1 };
     } finally {
       p.release();
     }
