@@ -31,7 +31,7 @@ import { PublicTraffic } from './services/live/traffic.js';
 import { ProjectAdmin } from './control/project-admin.js';
 import { LocalObjectStore } from './services/storage/object-store.js';
 import { storageRoutes } from './services/storage/routes.js';
-import { imageReadHook, withVariantCleanup } from './services/storage/image-read.js';
+import { imageCacheHook, imageReadHook, withVariantCleanup } from './services/storage/image-read.js';
 import { ImageTransformer } from './services/storage/image-transform.js';
 import { mediaRoutes } from './services/storage/media-routes.js';
 import { UploadService } from './services/storage/uploads.js';
@@ -102,6 +102,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   bus.on('project.deleted', (e) => signer.forget(e.projectId));
   const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db), signer);
   storage.transformer = imageReadHook(images, storage);
+  storage.transformerCached = imageCacheHook(images, storage);
   const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [

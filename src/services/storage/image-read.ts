@@ -25,6 +25,22 @@ export function imageReadHook(images: ImageTransformer, storage: StorageService)
   };
 }
 
+/**
+ * The read path's wait-free lookup (`StorageService.transformerCached`): the cached variant
+ * when it can be found without the disk, else null (then `imageReadHook` runs). Bad parameters throw.
+ */
+export function imageCacheHook(images: ImageTransformer, storage: StorageService): (obj: ReadableObject, req: HandlerRequest) => TransformedBody | null {
+  return (obj, req) => {
+    const params = parseTransform(req.query);
+    if (params === null) return null;
+    const file = storage.filePath(obj);
+    if (file === null) return null;
+    const v = images.cached({ projectId: obj.projectId, ref: obj.row.ref, file, contentType: obj.row.content_type, etag: etagOf(obj.row.sha256) }, params, req.headers.accept);
+    if (v === null) return null;
+    return { path: v.file, size: v.size, contentType: v.contentType, etag: v.etag, headers: v.negotiated ? { vary: 'Accept' } : undefined };
+  };
+}
+
 /** An ObjectStore whose deletes also drop the ref's cached variants (an overwrite or delete makes them stale). */
 export function withVariantCleanup(files: ObjectStore, images: ImageTransformer): ObjectStore {
   return {

@@ -8,6 +8,7 @@ import {
   normalise,
   resolveFormat,
   transformableKind,
+  type ImageKind,
   type OutFormat,
   type TransformParams,
 } from './image-params.js';
@@ -132,6 +133,8 @@ class ProjectVariants {
 
 const VARIANT_FILE = /^([0-9a-f]{40})\.(jpeg|png|gif|webp|avif|tiff)$/;
 const SAFE_REF = /^[0-9A-Za-z_-]{1,64}$/;
+/** Sniffed kinds remembered (by project and ref). */
+const KIND_CACHE = 10_000;
 
 /**
  * Image transforms with a disk cache of variants (docs/api.md "Image transforms").
@@ -145,6 +148,9 @@ export class ImageTransformer {
   readonly #dir: (projectId: string) => string;
   readonly #projects = new Map<string, Promise<ProjectVariants>>();
   readonly #inflight = new Map<string, Promise<Variant>>();
+  readonly #kinds = new Map<string, ImageKind>();
+  /** Indexes already loaded, for the lookup that does not wait (`cached`). */
+  readonly #loaded = new Map<string, ProjectVariants>();
 
   constructor(variantsDir: (projectId: string) => string, limits: Partial<TransformLimits> = {}) {
     this.#limits = { ...DEFAULT_TRANSFORM_LIMITS, ...limits };
@@ -156,16 +162,38 @@ export class ImageTransformer {
     return this.#limits;
   }
 
+  /**
+   * The cached variant of `src` for `params`, found without waiting, or null when finding it
+   * needs the disk (the source not sniffed yet, the project's index not loaded, or no variant yet).
+   * Throws what `variant` throws for bad parameters.
+   */
+  cached(src: TransformSource, params: TransformParams, accept: string | undefined): Variant | null {
+    const kind = this.#kinds.get(`${src.projectId}/${src.ref}`);
+    const pv = this.#loaded.get(src.projectId);
+    if (kind === undefined || pv === undefined) return null;
+    const out = resolveFormat(params.format, kind, accept);
+    const { key, etag } = keys(src, params, out);
+    const hit = pv.lru.get(key);
+    if (!hit) return null;
+    pv.touch(hit);
+    return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated: params.format === 'auto' };
+  }
+
   /** The variant of `src` for `params` (from the cache, or made now). `accept` is the request's `Accept`. */
   async variant(src: TransformSource, params: TransformParams, accept: string | undefined): Promise<Variant> {
     if (!SAFE_REF.test(src.ref)) throw new EdgeError('internal', 'bad object ref');
-    const kind = transformableKind(src.contentType, await readHead(src.file));
+    // note: a ref names one immutable version (an overwrite makes a new ref), so its sniffed kind
+    // is remembered: a cached variant is then served without touching the source file.
+    const kindKey = `${src.projectId}/${src.ref}`;
+    let kind = this.#kinds.get(kindKey);
+    if (kind === undefined) {
+      kind = transformableKind(src.contentType, await readHead(src.file));
+      if (this.#kinds.size >= KIND_CACHE) this.#kinds.delete(this.#kinds.keys().next().value!);
+      this.#kinds.set(kindKey, kind);
+    }
     const out = resolveFormat(params.format, kind, accept);
     const negotiated = params.format === 'auto';
-    const norm = normalise(params, out);
-    const hash = createHash('sha1').update(src.ref).update('\0').update(norm).digest('hex');
-    const key = `${src.ref}/${hash}`;
-    const etag = `"${hash.slice(0, 8)}-${src.etag.replace(/^W\/|"/g, '')}"`;
+    const { hash, key, etag } = keys(src, params, out);
     const pv = await this.#project(src.projectId);
     const hit = pv.lru.get(key);
     if (hit) {
@@ -198,6 +226,8 @@ export class ImageTransformer {
   /** Forgets a project's index (its folder was removed). */
   forget(projectId: string): void {
     this.#projects.delete(projectId);
+    this.#loaded.delete(projectId);
+    for (const k of [...this.#kinds.keys()]) if (k.startsWith(`${projectId}/`)) this.#kinds.delete(k);
   }
 
   /** Cached bytes and variants of a project (tests, stats). */
@@ -211,7 +241,12 @@ export class ImageTransformer {
     if (!p) {
       p = scan(this.#dir(projectId));
       this.#projects.set(projectId, p);
-      p.catch(() => this.#projects.delete(projectId));
+      p.then(
+        (pv) => {
+          if (this.#projects.get(projectId) === p) this.#loaded.set(projectId, pv);
+        },
+        () => this.#projects.delete(projectId),
+      );
     }
     return p;
   }
@@ -262,6 +297,12 @@ export class ImageTransformer {
     // note: a reader that already opened the file keeps reading it after the unlink (POSIX).
     await rm(e.file, { force: true });
   }
+}
+
+/** A variant's cache key (ref and hash of the normalised parameters) and strong ETag. */
+function keys(src: TransformSource, params: TransformParams, out: OutFormat): { hash: string; key: string; etag: string } {
+  const hash = createHash('sha1').update(src.ref).update('\0').update(normalise(params, out)).digest('hex');
+  return { hash, key: `${src.ref}/${hash}`, etag: `"${hash.slice(0, 8)}-${src.etag.replace(/^W\/|"/g, '')}"` };
 }
 
 async function readHead(file: string): Promise<Uint8Array> {

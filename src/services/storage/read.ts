@@ -35,6 +35,9 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
   const lastModified = new Date(row.updated_at).toUTCString();
   const plain: Served = { path, size: row.size, contentType: row.content_type, etag: etagOf(row.sha256), lastModified, key: row.key, publicBucket: obj.publicBucket };
   if (!asksTransform(req.query)) return answer(req, plain);
+  // note: a variant already cached is answered at once, like the stored bytes.
+  const hit = storage.transformerCached === null ? null : storage.transformerCached(obj, req);
+  if (hit !== null) return answer(req, { ...plain, path: hit.path, size: hit.size, contentType: hit.contentType, etag: hit.etag, extra: hit.headers });
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
     const v: TransformedBody | null = await transformRead(storage, obj, req);

@@ -71,6 +71,8 @@ const SHORT_ID_TRIES = 16;
 export class StorageService {
   /** The read path's image transform (image-read.ts), set by server.ts; null: reads ignore `w, h, …`. */
   transformer: ((obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null>) | null = null;
+  /** Its lookup of an already cached variant that answers without waiting (null: not found that way). */
+  transformerCached: ((obj: ReadableObject, req: HandlerRequest) => TransformedBody | null) | null = null;
 
   constructor(
     readonly config: Config,
