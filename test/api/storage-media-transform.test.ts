@@ -114,3 +114,28 @@ describe('refusals', () => {
     expect(await raw.text()).toContain('<html>');
   });
 });
+
+describe('the transform queue', () => {
+  it('past its concurrency and queue, a transform is 503 unavailable with Retry-After', async () => {
+    const t = await startTestServer({ imageConcurrency: 1, imageQueue: 0 });
+    try {
+      await t.req('/storage/buckets', { method: 'POST', key: t.keys.service, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'qq', public: true }) });
+      const res = await t.req('/storage/objects/qq/big.png', { method: 'PUT', key: t.keys.service, headers: { 'content-type': 'image/png' }, body: await makeImage(2000, 2000, 'png') });
+      expect(res.status).toBe(201);
+      const { id } = (await res.json()) as { id: string };
+      // distinct widths: distinct variants, so none joins another's transform
+      const answers = await Promise.all([101, 102, 103, 104].map((w) => fetch(`${t.url}/${id}?w=${w}&format=png`)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses[0]).toBe(200);
+      expect(statuses[statuses.length - 1]).toBe(503);
+      for (const a of answers) {
+        if (a.status === 503) {
+          expect(a.headers.get('retry-after')).toBe('1');
+          expect((await errorOf(a)).code).toBe('unavailable');
+        } else await a.arrayBuffer();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
