@@ -104,6 +104,12 @@ const LABELS: Record<ImageKind, readonly string[]> = {
   tiff: ['image/tiff'],
 };
 
+/** Whether a stored type is one of the raster image types a transform reads (other objects are served as stored). */
+export function isRasterType(contentType: string): boolean {
+  const label = contentType.split(';')[0]!.trim().toLowerCase();
+  return Object.values(LABELS).some((l) => l.includes(label));
+}
+
 /**
  * Whether an object may be transformed: its stored type is an image type and its bytes are
  * that raster format. HTML (or SVG) uploaded as `image/png` fails here and is never decoded.

@@ -1,6 +1,6 @@
 import type { HandlerRequest } from '../../edge/route.js';
 import type { ObjectStore } from './object-store.js';
-import { parseTransform } from './image-params.js';
+import { isRasterType, parseTransform } from './image-params.js';
 import type { ImageTransformer } from './image-transform.js';
 import { etagOf, type ReadableObject, type StorageService } from './storage.js';
 import type { TransformedBody } from './transform.js';
@@ -13,7 +13,8 @@ import type { TransformedBody } from './transform.js';
 export function imageReadHook(images: ImageTransformer, storage: StorageService): (obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null> {
   return async (obj, req) => {
     const params = parseTransform(req.query);
-    if (params === null) return null;
+    // note: only raster image types are transformed; any other object is served as stored.
+    if (params === null || !isRasterType(obj.row.content_type)) return null;
     const file = storage.filePath(obj);
     if (file === null) return null;
     const v = await images.variant(
@@ -32,7 +33,8 @@ export function imageReadHook(images: ImageTransformer, storage: StorageService)
 export function imageCacheHook(images: ImageTransformer, storage: StorageService): (obj: ReadableObject, req: HandlerRequest) => TransformedBody | null {
   return (obj, req) => {
     const params = parseTransform(req.query);
-    if (params === null) return null;
+    // note: only raster image types are transformed; any other object is served as stored.
+    if (params === null || !isRasterType(obj.row.content_type)) return null;
     const file = storage.filePath(obj);
     if (file === null) return null;
     const v = images.cached({ projectId: obj.projectId, ref: obj.row.ref, file, contentType: obj.row.content_type, etag: etagOf(obj.row.sha256) }, params, req.headers.accept);
