@@ -96,11 +96,9 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const images = new ImageTransformer((id) => join(config.dataDir, 'projects', id, 'variants'), {
     maxPixels: config.imageMaxPixels, timeoutMs: config.imageTimeoutMs, concurrency: config.imageConcurrency, queue: config.imageQueue, cacheBytes: config.imageCacheBytes,
   });
-  const objectFiles = withVariantCleanup(new LocalObjectStore(config.dataDir), images);
-  bus.on('project.deleted', (e) => objectFiles.forget(e.projectId));
   const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
-  bus.on('project.deleted', (e) => signer.forget(e.projectId));
-  const storage = new StorageService(config, registry, objectFiles, new ShortIdIndex(control.db), signer);
+  const storage = new StorageService(config, registry, withVariantCleanup(new LocalObjectStore(config.dataDir), images), new ShortIdIndex(control.db), signer);
+  bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
   storage.transformer = imageReadHook(images, storage);
   storage.transformerCached = imageCacheHook(images, storage);
   const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });

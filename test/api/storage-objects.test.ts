@@ -64,6 +64,7 @@ describe('buckets', () => {
     expect((await call('POST', '/storage/buckets', { name: 'gone', public: true })).status).toBe(201);
     const o = await put('gone', 'a.txt', 'hello');
     expect(o.status).toBe(201);
+    expect(await (await fetch(`${s.url}/${o.body.id as string}`)).text()).toBe('hello');
     const del = await call('DELETE', '/storage/buckets/gone');
     expect(del.status).toBe(409);
     expect((del.body!.error as { code: string }).code).toBe('conflict');
@@ -156,6 +157,9 @@ describe('PUT, GET, list and DELETE objects', () => {
   it('deletes an object: 204, then 404 by key and by short id', async () => {
     const r = await put('pub', 'tmp/del.txt', 'bye');
     const id = r.body.id as string;
+    // note: read first, so a copy kept in memory would show if the delete left it there.
+    expect(await (await fetch(`${s.url}/${id}`)).text()).toBe('bye');
+    expect(await (await fetch(`${s.url}/storage/objects/pub/${id}`)).text()).toBe('bye');
     const del = await s.req('/storage/objects/pub/tmp/del.txt', { method: 'DELETE', key: s.keys.service });
     expect(del.status).toBe(204);
     expect((await s.req('/storage/objects/pub/tmp/del.txt')).status).toBe(404);

@@ -62,6 +62,24 @@ describe('a read', () => {
     expect(await open.text()).toBe('world');
   });
 
+  it('If-Range: the current ETag or Last-Modified keeps the range (206); another validator sends the whole body (200)', async () => {
+    const first = await fetch(`${s.url}/${id}`);
+    const lm = first.headers.get('last-modified')!;
+    await first.arrayBuffer();
+    for (const v of [ETAG, lm]) {
+      const res = await fetch(`${s.url}/${id}`, { headers: { range: 'bytes=0-4', 'if-range': v } });
+      expect(res.status).toBe(206);
+      expect(await res.text()).toBe('hello');
+    }
+    for (const v of ['"stale"', `W/${ETAG}`, 'Thu, 01 Jan 2015 00:00:00 GMT']) {
+      const res = await fetch(`${s.url}/${id}`, { headers: { range: 'bytes=0-4', 'if-range': v } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-range')).toBeNull();
+      expect(res.headers.get('content-length')).toBe('11');
+      expect(await res.text()).toBe(BODY);
+    }
+  });
+
   it('an unsatisfiable range is 416 with Content-Range: bytes */size', async () => {
     const res = await fetch(`${s.url}/${id}`, { headers: { range: 'bytes=11-20' } });
     expect(res.status).toBe(416);
@@ -104,6 +122,15 @@ describe('a read', () => {
     expect(both.status).toBe(200);
     await both.arrayBuffer();
     expect((await fetch(`${s.url}/${id}`, { headers: { 'if-modified-since': 'garbage' } })).status).toBe(200);
+  });
+
+  it('a read with image parameters of an object that is no image sends the stored bytes', async () => {
+    const res = await fetch(`${s.url}/${id}?w=100&h=50`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('etag')).toBe(ETAG);
+    expectSafety(res);
+    expect(await res.text()).toBe(BODY);
   });
 
   it('HEAD sends the headers of GET without a body, ranges included', async () => {

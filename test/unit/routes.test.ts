@@ -161,3 +161,26 @@ describe('pipeline: routes', () => {
     }
   });
 });
+
+describe('router: fallback routes', () => {
+  const h = () => json({});
+  const table2 = [
+    route({ method: 'GET', path: '/health', auth: 'none', handler: h }),
+    route({ method: 'GET', path: '/:shortId', auth: 'none', fallback: true, handler: h }),
+    route({ method: 'GET', path: '/db/tables', auth: 'none', handler: h }),
+  ];
+  const r = new Router(table2);
+  const match = (method: string, path: string) => r.match(method, split(path));
+
+  it('matches GET/HEAD of a one-segment path; static routes win; other methods are no route (404), never 405', () => {
+    expect(match('GET', '/abcdefghij')).toMatchObject({ kind: 'route', route: table2[1], params: { shortId: 'abcdefghij' } });
+    expect(match('HEAD', '/abcdefghij')).toMatchObject({ kind: 'route', route: table2[1] });
+    expect(match('GET', '/health')).toMatchObject({ kind: 'route', route: table2[0] });
+    expect(match('POST', '/abcdefghij')).toEqual({ kind: 'none' });
+    expect(match('DELETE', '/anything')).toEqual({ kind: 'none' });
+    // note: a route that is no fallback keeps its 405.
+    expect(match('POST', '/health')).toEqual({ kind: 'method', allowed: ['GET'] });
+    expect(match('GET', '/db')).toMatchObject({ kind: 'route', route: table2[1], params: { shortId: 'db' } });
+    expect(match('GET', '/db/nothing').kind).toBe('none');
+  });
+});

@@ -1,6 +1,8 @@
+import { createReadStream } from 'node:fs';
 import type { EdgeResponse, HandlerRequest } from '../../edge/route.js';
 import { attachment, servedAsAttachment } from './rules.js';
 import { etagOf, type ReadableObject, type StorageService } from './storage.js';
+import type { ObjectRow } from './store.js';
 import { asksTransform, transformRead, type TransformedBody } from './transform.js';
 
 /**
@@ -12,16 +14,39 @@ export const OBJECT_SAFETY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': 'sandbox',
 };
 
+/** What an answer is built from: the bytes' file and the headers of a 200 and of a 304, built once per object version. */
 interface Served {
   readonly path: string;
   readonly size: number;
   readonly contentType: string;
   readonly etag: string;
   readonly lastModified: string;
-  readonly key: string;
-  readonly publicBucket: boolean;
-  readonly extra?: Readonly<Record<string, string>>;
+  /** `lastModified` as milliseconds, for `If-Modified-Since`. */
+  readonly lastModifiedMs: number;
+  /** Every header of a 200 (type, validators, caching, safety, disposition, Accept-Ranges); shared: never changed. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The headers of a 304 (no type, no disposition). */
+  readonly notModifiedHeaders: Readonly<Record<string, string>>;
 }
+
+function served(path: string, size: number, contentType: string, etag: string, updatedAt: string, key: string, publicBucket: boolean, extra?: Readonly<Record<string, string>>): Served {
+  const lastModifiedMs = Math.floor(Date.parse(updatedAt) / 1000) * 1000;
+  const lastModified = new Date(lastModifiedMs).toUTCString();
+  const common: Record<string, string> = {
+    etag,
+    'last-modified': lastModified,
+    // note: public objects may be cached briefly (an overwrite keeps the URL); private ones revalidate every time.
+    'cache-control': publicBucket ? 'public, max-age=60' : 'private, no-cache',
+    ...OBJECT_SAFETY_HEADERS,
+    ...extra,
+  };
+  const headers: Record<string, string> = { 'content-type': contentType, ...common, 'accept-ranges': 'bytes' };
+  if (servedAsAttachment(contentType)) headers['content-disposition'] = attachment(key);
+  return { path, size, contentType, etag, lastModified, lastModifiedMs, headers, notModifiedHeaders: common };
+}
+
+/** Prepared answers of the objects kept in memory (the short-id cache hands out the same row object until it changes). */
+const prepared = new WeakMap<ObjectRow, Served>();
 
 /**
  * Answers a read of an object (by key, by short id, signed): the stored bytes as a file answer
@@ -30,48 +55,63 @@ interface Served {
  */
 export function objectAnswer(storage: StorageService, obj: ReadableObject, req: HandlerRequest, later: () => Promise<void>): EdgeResponse | Promise<EdgeResponse> {
   const row = obj.row;
-  const path = storage.filePath(obj);
-  if (path === null) throw new Error('the object store keeps no local files (a streamed read is not wired yet)');
-  const lastModified = new Date(row.updated_at).toUTCString();
-  const plain: Served = { path, size: row.size, contentType: row.content_type, etag: etagOf(row.sha256), lastModified, key: row.key, publicBucket: obj.publicBucket };
-  if (!asksTransform(req.query)) return answer(req, plain);
+  let plain = prepared.get(row);
+  if (plain === undefined) {
+    const path = storage.filePath(obj);
+    if (path === null) throw new Error('the object store keeps no local files (a streamed read is not wired yet)');
+    plain = served(path, row.size, row.content_type, etagOf(row.sha256), row.updated_at, row.key, obj.publicBucket);
+    prepared.set(row, plain);
+  }
+  if (req.rawQuery === '' || !asksTransform(req.query)) {
+    // note: a small object goes out from memory in one write (no file opened per request); ranges go through the file answer.
+    const p = plain;
+    return answer(req, p, () => storage.cache.bytes(row.ref, p.path, p.size));
+  }
+  const source = plain;
   // note: a variant already cached is answered at once, like the stored bytes.
   const hit = storage.transformerCached === null ? null : storage.transformerCached(obj, req);
-  if (hit !== null) return answer(req, { ...plain, path: hit.path, size: hit.size, contentType: hit.contentType, etag: hit.etag, extra: hit.headers });
+  if (hit !== null) return answer(req, served(hit.path, hit.size, hit.contentType, hit.etag, row.updated_at, row.key, obj.publicBucket, hit.headers), null);
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
-    const v: TransformedBody | null = await transformRead(storage, obj, req);
-    return v === null ? answer(req, plain) : answer(req, { ...plain, path: v.path, size: v.size, contentType: v.contentType, etag: v.etag, extra: v.headers });
+    const v: TransformedBody | null = await transformRead(storage, obj, source.path, req);
+    if (v === null) return answer(req, source, null);
+    return answer(req, served(v.path, v.size, v.contentType, v.etag, row.updated_at, row.key, obj.publicBucket, v.headers), null);
   });
 }
 
-function answer(req: HandlerRequest, s: Served): EdgeResponse {
-  const headers: Record<string, string> = {
-    'content-type': s.contentType,
-    etag: s.etag,
-    'last-modified': s.lastModified,
-    // note: public objects may be cached briefly (an overwrite keeps the URL); private ones revalidate every time.
-    'cache-control': s.publicBucket ? 'public, max-age=60' : 'private, no-cache',
-    ...OBJECT_SAFETY_HEADERS,
-  };
-  if (servedAsAttachment(s.contentType)) headers['content-disposition'] = attachment(s.key);
-  if (s.extra !== undefined) Object.assign(headers, s.extra);
-  if (notModified(req.headers, s.etag, s.lastModified)) {
-    delete headers['content-type'];
-    delete headers['content-disposition'];
-    return { status: 304, headers };
+/** `data`: the whole body in memory (a small file, else null), sent as bytes when no range is asked for; called after the 304 check. */
+function answer(req: HandlerRequest, s: Served, data: (() => Buffer | null) | null): EdgeResponse {
+  if (notModified(req.headers, s.etag, s.lastModifiedMs)) return { status: 304, headers: s.notModifiedHeaders };
+  const range = req.headers.range;
+  const file = { path: s.path, size: s.size, contentType: s.contentType };
+  if (range === undefined) {
+    const bytes = data?.() ?? null;
+    return bytes !== null ? { status: 200, headers: s.headers, bytes } : { status: 200, headers: s.headers, file };
   }
-  return { status: 200, headers, file: { path: s.path, size: s.size, contentType: s.contentType } };
+  // note: a Range with an If-Range that no longer matches gets the whole (new) body, never a part of it.
+  if (rangeStillValid(req.headers['if-range'], s.etag, s.lastModified)) return { status: 200, headers: s.headers, file };
+  const bytes = data?.() ?? null;
+  if (bytes !== null) return { status: 200, headers: s.headers, bytes };
+  return { status: 200, headers: s.headers, stream: createReadStream(s.path, { highWaterMark: 64 * 1024 }), length: s.size };
+}
+
+/** RFC 9110 §13.1.5: a range applies when `If-Range` is absent, or names the current strong ETag or the exact Last-Modified. */
+function rangeStillValid(ifRange: string | undefined, etag: string, lastModified: string): boolean {
+  if (ifRange === undefined) return true;
+  const v = ifRange.trim();
+  if (v.startsWith('"')) return v === etag;
+  if (v.startsWith('W/')) return false;
+  return v === lastModified;
 }
 
 /**
  * RFC 9110 §13.2.2: `If-None-Match` (weak comparison, `*`) decides when present; else
  * `If-Modified-Since` at one-second precision. Only for GET and HEAD (the read routes).
  */
-export function notModified(h: Readonly<Record<string, string>>, etag: string, lastModified: string): boolean {
+export function notModified(h: Readonly<Record<string, string>>, etag: string, lastModifiedMs: number): boolean {
   const inm = h['if-none-match'];
   if (inm !== undefined) {
-    if (inm.trim() === '*') return true;
+    if (inm === etag || inm.trim() === '*') return true;
     const bare = etag.replace(/^W\//, '');
     for (const t of inm.split(',')) if (t.trim().replace(/^W\//, '') === bare) return true;
     return false;
@@ -80,5 +120,5 @@ export function notModified(h: Readonly<Record<string, string>>, etag: string, l
   if (ims === undefined) return false;
   const since = Date.parse(ims);
   if (Number.isNaN(since)) return false;
-  return Date.parse(lastModified) <= since;
+  return lastModifiedMs <= since;
 }

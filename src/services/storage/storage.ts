@@ -5,6 +5,7 @@ import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import type { HandlerRequest } from '../../edge/route.js';
 import type { TransformedBody } from './transform.js';
 import type { ObjectStore, PutLimit, StoredObject } from './object-store.js';
+import { ReadCache } from './read-cache.js';
 import { SIGNED_DEFAULT_S, SIGNED_MAX_S, transformField, type UrlSigner } from './signing.js';
 import { allowedMimeTypes, bucketName, mimeAllowed, SHORT_ID, SHORT_ID_LENGTH, essence } from './rules.js';
 import { bucketStore, objectStore, type BucketRow, type ObjectRow, type ShortIdIndex } from './store.js';
@@ -73,6 +74,8 @@ export class StorageService {
   transformer: ((obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null>) | null = null;
   /** Its lookup of an already cached variant that answers without waiting (null: not found that way). */
   transformerCached: ((obj: ReadableObject, req: HandlerRequest) => TransformedBody | null) | null = null;
+  /** Public short-id reads and small files, in memory (read-cache.ts); every write below keeps it right. */
+  readonly cache = new ReadCache();
 
   constructor(
     readonly config: Config,
@@ -118,6 +121,7 @@ export class StorageService {
     }
     p.db.transaction(() => bucketStore.delete(p, name))();
     this.shortIds.releaseBucket(p.projectId, name);
+    this.cache.clear();
     for (const ref of refs) await this.files.delete(p.projectId, ref);
   }
 
@@ -220,8 +224,11 @@ export class StorageService {
       await this.files.delete(p.projectId, o.stored.ref).catch(() => {});
       throw err;
     }
+    // note: before any await, so no read serves the replaced record from memory.
+    this.cache.forgetObject(result.row.short_id);
     if (result.old !== undefined) {
       if (reserved !== null) this.shortIds.release(reserved);
+      this.cache.forgetBytes(result.old.ref);
       if (result.old.ref !== result.row.ref) await this.files.delete(p.projectId, result.old.ref).catch(() => {});
     }
     const pub = bucketStore.get(p, o.bucket)?.public === 1;
@@ -245,6 +252,8 @@ export class StorageService {
     this.#mayChange(caller, row);
     p.db.transaction(() => objectStore.delete(p, bucket, key))();
     this.shortIds.release(row.short_id);
+    this.cache.forgetObject(row.short_id);
+    this.cache.forgetBytes(row.ref);
     await this.files.delete(p.projectId, row.ref).catch(() => {});
   }
 
@@ -302,13 +311,17 @@ export class StorageService {
    */
   readPublic(shortId: string, bucket: string | null): ReadableObject | undefined {
     if (!SHORT_ID.test(shortId)) return undefined;
+    const known = this.cache.object(shortId);
+    if (known !== undefined) return bucket === null || known.row.bucket === bucket ? known : undefined;
     const hit = this.shortIds.lookup(shortId);
     if (hit === undefined || (bucket !== null && hit.bucket !== bucket)) return undefined;
     const p = this.registry.acquire(hit.project_id);
     try {
       const row = objectStore.byShortId(p, shortId);
       if (row === undefined || bucketStore.get(p, row.bucket)?.public !== 1) return undefined;
-      return { projectId: hit.project_id, row, publicBucket: true };
+      const obj = { projectId: hit.project_id, row, publicBucket: true };
+      this.cache.keepObject(shortId, obj);
+      return obj;
     } finally {
       p.release();
     }
@@ -344,6 +357,13 @@ export class StorageService {
     } finally {
       p.release();
     }
+  }
+
+  /** Forgets a deleted project (its files went with its folder). */
+  forgetProject(projectId: string): void {
+    this.files.forget(projectId);
+    this.signer.forget(projectId);
+    this.cache.clear();
   }
 
   /** Whether the short-id index holds `id` (a one-segment path is a short id only then). */

@@ -24,13 +24,14 @@ export function asksTransform(q: URLSearchParams): boolean {
 
 /**
  * The read path's transform hook (image resizing, filled in by the image service): given the
- * object about to be served and the request (its `w, h, g, fit, format, q` and `Accept`), the
+ * object about to be served (its record, project and bucket publicity), the path of its stored
+ * file (`source`) and the request (its `w, h, g, fit, format, q` and `Accept`), the
  * variant to send instead, or null to send the stored bytes. Called only when `asksTransform`.
  * Validation errors throw `EdgeError`s (400 `invalid_field`, 503 `unavailable`, …).
  *
  * Filled by image resizing (`StorageService.transformer`, set in server.ts; image-read.ts);
  * without one the stored bytes are served.
  */
-export function transformRead(storage: StorageService, obj: ReadableObject, req: HandlerRequest): Promise<TransformedBody | null> | null {
+export function transformRead(storage: StorageService, obj: ReadableObject, _source: string, req: HandlerRequest): Promise<TransformedBody | null> | null {
   return storage.transformer === null ? null : storage.transformer(obj, req);
 }
