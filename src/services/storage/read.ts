@@ -70,7 +70,12 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
   const source = plain;
   // note: a variant already cached is answered at once, like the stored bytes.
   const hit = storage.transformerCached === null ? null : storage.transformerCached(obj, req);
-  if (hit !== null) return answer(req, served(hit.path, hit.size, hit.contentType, hit.etag, row.updated_at, row.key, obj.publicBucket, hit.headers), null);
+  if (hit !== null) {
+    // note: a variant file never changes under its path (same ref, same parameters), so small ones are kept in memory by path.
+    return answer(req, served(hit.path, hit.size, hit.contentType, hit.etag, row.updated_at, row.key, obj.publicBucket, hit.headers), () =>
+      storage.cache.bytes(hit.path, hit.path, hit.size),
+    );
+  }
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
     const v: TransformedBody | null = await transformRead(storage, obj, source.path, req);
