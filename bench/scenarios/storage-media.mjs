@@ -6,9 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
-import { apiCall, median, oncePerServer, servers, startServer } from '../lib/index.mjs';
+import { apiCall, median, oncePerServer, rssMb, servers, startServer } from '../lib/index.mjs';
 
 const RUNS = Number(process.env.BENCH_RESIZE_RUNS || 12);
+const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB || 1024);
+const PART_MB = 64;
 const svc = (info) => ({ 'x-service-key': info.keys.service });
 
 /** A 4000×3000 JPEG of noise (it compresses about as badly as a photo), made once. */
@@ -54,11 +56,65 @@ const smallVariantScenario = (http) => ({
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 const ms = (x) => `${x.toFixed(1)} ms`;
 
+/** A part of `mb` MiB generated as it is sent (never held whole by this process either). */
+function partBody(mb) {
+  let left = mb;
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+  return new ReadableStream({
+    pull(c) {
+      if (left-- > 0) c.enqueue(chunk);
+      else c.close();
+    },
+  });
+}
+
+/** The server's RSS growth over its idle RSS while a MULTIPART_MB multipart upload runs (64 MiB parts, 2 at a time) and completes. */
+async function multipartRss({ log }) {
+  const server = await startServer(servers.edge('uws'));
+  try {
+    const h = svc(server.info);
+    await apiCall(server, 'POST', '/storage/buckets', { name: 'mp', public: false }, { ...h, 'content-type': 'application/json' });
+    const up = await apiCall(server, 'POST', '/storage/multipart', { bucket: 'mp', key: 'big.bin', part_size: PART_MB * 1024 * 1024 }, { ...h, 'content-type': 'application/json' });
+    const idle = rssMb(server.pid);
+    let peak = idle;
+    const t = setInterval(() => (peak = Math.max(peak, rssMb(server.pid) ?? 0)), 100);
+    const parts = Math.ceil(MULTIPART_MB / PART_MB);
+    const t0 = performance.now();
+    try {
+      let next = 1;
+      const worker = async () => {
+        while (next <= parts) {
+          const n = next++;
+          const mb = Math.min(PART_MB, MULTIPART_MB - (n - 1) * PART_MB);
+          const res = await fetch(`${server.url}/storage/multipart/${up.upload_id}/${n}`, { method: 'PUT', headers: h, body: partBody(mb), duplex: 'half' });
+          if (res.status !== 200) throw new Error(`part ${n} answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+          await res.arrayBuffer();
+        }
+      };
+      await Promise.all([worker(), worker()]);
+      const done = await apiCall(server, 'POST', `/storage/multipart/${up.upload_id}/complete`, undefined, h);
+      if (done.size !== MULTIPART_MB * 1024 * 1024) throw new Error(`completed with ${done.size} bytes`);
+    } finally {
+      clearInterval(t);
+    }
+    const secs = (performance.now() - t0) / 1000;
+    const growth = Math.max(peak, rssMb(server.pid) ?? 0) - idle;
+    log(`  ${MULTIPART_MB} MiB multipart: RSS ${idle.toFixed(0)} → peak ${peak.toFixed(0)} MB in ${secs.toFixed(1)} s`);
+    return [
+      { metric: `RSS growth during a ${MULTIPART_MB} MiB multipart upload (${PART_MB} MiB parts, 2 in parallel, then complete)`, value: `${growth.toFixed(1)} MB`, target: '≤ 64 MiB', pass: growth <= 64 },
+      { metric: 'context: multipart upload time, parts and completion (hashing the whole file)', value: `${secs.toFixed(1)} s`, target: '—', pass: null },
+    ];
+  } finally {
+    await server.stop();
+  }
+}
+
 export default {
   id: 'storage-media',
   title: 'Storage media: image resizing (first and cached variants)',
   scenarios: [cachedScenario('uws'), cachedScenario('node'), smallVariantScenario('uws')],
   checks: [
+    { name: `RSS during a ${MULTIPART_MB} MiB multipart upload`, run: multipartRss },
     {
       name: `first (uncached) 12 MP JPEG → 800 px WebP, server vs sharp in-process, ${RUNS} runs each, interleaved`,
       run: async ({ log }) => {
