@@ -31,7 +31,16 @@ export function imageReadHook(images: ImageTransformer, storage: StorageService)
  * when it can be found without the disk, else null (then `imageReadHook` runs). Bad parameters throw.
  */
 export function imageCacheHook(images: ImageTransformer, storage: StorageService): (obj: ReadableObject, req: HandlerRequest) => TransformedBody | null {
+  // note: the answers found for a (version, query string[, Accept]) are remembered, so a repeated
+  // read of a cached variant skips parsing and hashing; the index still decides it is cached.
+  const memo = new Map<string, { projectId: string; cacheKey: string; body: TransformedBody }>();
   return (obj, req) => {
+    const mk = `${obj.projectId}\n${obj.row.ref}\n${req.rawQuery}\n${req.rawQuery.includes('auto') ? (req.headers.accept ?? '') : ''}`;
+    const m = memo.get(mk);
+    if (m !== undefined) {
+      if (images.stillCached(m.projectId, m.cacheKey)) return m.body;
+      memo.delete(mk);
+    }
     const params = parseTransform(req.query);
     // note: only raster image types are transformed; any other object is served as stored.
     if (params === null || !isRasterType(obj.row.content_type)) return null;
@@ -39,9 +48,14 @@ export function imageCacheHook(images: ImageTransformer, storage: StorageService
     if (file === null) return null;
     const v = images.cached({ projectId: obj.projectId, ref: obj.row.ref, file, contentType: obj.row.content_type, etag: etagOf(obj.row.sha256) }, params, req.headers.accept);
     if (v === null) return null;
-    return { path: v.file, size: v.size, contentType: v.contentType, etag: v.etag, headers: v.negotiated ? { vary: 'Accept' } : undefined };
+    const body = { path: v.file, size: v.size, contentType: v.contentType, etag: v.etag, headers: v.negotiated ? { vary: 'Accept' } : undefined };
+    if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value!);
+    memo.set(mk, { projectId: obj.projectId, cacheKey: v.cacheKey, body });
+    return body;
   };
 }
+
+const MEMO_CAP = 10_000;
 
 /** An ObjectStore whose deletes also drop the ref's cached variants (an overwrite or delete makes them stale). */
 export function withVariantCleanup(files: ObjectStore, images: ImageTransformer): ObjectStore {

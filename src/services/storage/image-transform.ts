@@ -59,6 +59,8 @@ export interface Variant {
   readonly etag: string;
   /** Whether `Accept` chose the format (then the answer carries `Vary: Accept`). */
   readonly negotiated: boolean;
+  /** Its key in the project's cache index (`stillCached`). */
+  readonly cacheKey: string;
 }
 
 /** A bounded FIFO of async jobs: `concurrency` at once, `queue` waiting, the rest refused with 503. */
@@ -176,7 +178,15 @@ export class ImageTransformer {
     const hit = pv.lru.get(key);
     if (!hit) return null;
     pv.touch(hit);
-    return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated: params.format === 'auto' };
+    return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated: params.format === 'auto', cacheKey: key };
+  }
+
+  /** Whether a variant found before is still cached (then it counts as used now). */
+  stillCached(projectId: string, cacheKey: string): boolean {
+    const hit = this.#loaded.get(projectId)?.lru.get(cacheKey);
+    if (hit === undefined) return false;
+    this.#loaded.get(projectId)!.touch(hit);
+    return true;
   }
 
   /** The variant of `src` for `params` (from the cache, or made now). `accept` is the request's `Accept`. */
@@ -198,7 +208,7 @@ export class ImageTransformer {
     const hit = pv.lru.get(key);
     if (hit) {
       pv.touch(hit);
-      return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated };
+      return { file: hit.file, size: hit.size, contentType: MIME[out], etag, negotiated, cacheKey: key };
     }
     const flightKey = `${src.projectId}/${key}`;
     let p = this.#inflight.get(flightKey);
@@ -285,7 +295,7 @@ export class ImageTransformer {
         await this.#evict(pv, pv.lru.values().next().value!);
       }
       pv.add({ key, ref: src.ref, file, size });
-      return { file, size, contentType: MIME[out], etag, negotiated };
+      return { file, size, contentType: MIME[out], etag, negotiated, cacheKey: key };
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
