@@ -115,6 +115,17 @@ describe('PUT, GET, list and DELETE objects', () => {
     expect(body.content_type).toBe('application/octet-stream');
   });
 
+  it('stores an empty object', async () => {
+    const r = await put('pub', 'empty.txt', '');
+    expect(r.status).toBe(201);
+    expect(r.body.size).toBe(0);
+    expect(r.body.etag).toBe(`"${sha('')}"`);
+    const got = await fetch(`${s.url}/${r.body.id as string}`);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-length')).toBe('0');
+    expect(await got.text()).toBe('');
+  });
+
   it('streams a 3 MiB body chunked and reads back the same bytes', async () => {
     const size = 3 * 1024 * 1024;
     const data = new Uint8Array(size);
@@ -168,6 +179,23 @@ describe('PUT, GET, list and DELETE objects', () => {
     expect((await s.req(`/storage/objects/pub/${id}`)).status).toBe(404);
     expect((await fetch(`${s.url}/${id}`)).status).toBe(404);
     expect((await s.req('/storage/objects/pub/tmp/del.txt', { method: 'DELETE', key: s.keys.service })).status).toBe(404);
+  });
+
+  it('reads need storage:read and writes storage:write (401 missing_scope)', async () => {
+    const readOnly = s.server.projects.createKey(s.projectId, 'ro', ['storage:read'], false).secret;
+    const dataOnly = s.server.projects.createKey(s.projectId, 'data', ['data:read', 'data:write'], false).secret;
+    expect((await s.req('/storage/objects/pub/docs/hello.txt', { key: readOnly })).status).toBe(200);
+    const w = await s.req('/storage/objects/pub/ro.txt', { method: 'PUT', key: readOnly, body: 'x' });
+    expect(w.status).toBe(401);
+    expect((await errorOf(w)).code).toBe('missing_scope');
+    expect((await s.req('/storage/objects/pub/docs/hello.txt', { method: 'DELETE', key: readOnly })).status).toBe(401);
+    const r = await s.req('/storage/objects/pub/docs/hello.txt', { key: dataOnly });
+    expect(r.status).toBe(401);
+    expect((await errorOf(r)).code).toBe('missing_scope');
+    expect((await s.req('/storage/buckets', { key: dataOnly })).status).toBe(401);
+    // note: without any credentials a public short id still reads.
+    const id = ((await (await s.req('/storage/objects/pub?prefix=docs/', { key: readOnly })).json()) as { objects: { id: string }[] }).objects[0]!.id;
+    expect((await fetch(`${s.url}/${id}`)).status).toBe(200);
   });
 
   it('needs storage scopes and a known bucket', async () => {
@@ -246,6 +274,12 @@ describe('who may read and write', () => {
     expect((await put('priv', 'alice/a.txt', 'alice 2', 'text/plain', s.keys.publishable, { authorization: `Bearer ${alice}` })).status).toBe(200);
     const asBob = await s.req('/storage/objects/priv/alice/a.txt', { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
     expect(asBob.status).toBe(404);
+    // note: in a public bucket everyone reads it, so a delete by another user is refused, not hidden.
+    expect((await put('pub', 'alice/p.txt', 'alice public', 'text/plain', s.keys.publishable, { authorization: `Bearer ${alice}` })).status).toBe(201);
+    const pubDel = await s.req('/storage/objects/pub/alice/p.txt', { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
+    expect(pubDel.status).toBe(403);
+    expect((await errorOf(pubDel)).code).toBe('rls_denied');
+    expect((await s.req('/storage/objects/pub/alice/p.txt', { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } })).status).toBe(204);
   });
 
   it('private objects read only by their owner and the service role; lists filter the same way', async () => {

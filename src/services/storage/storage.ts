@@ -141,6 +141,16 @@ export class StorageService {
    */
   planUpload(p: ProjectLease, caller: Caller, bucketName: string, key: string, contentType: string, declared: number | null): UploadPlan {
     const bucket = this.bucket(p, bucketName);
+    this.#checkKeyAndType(p, bucket, key, contentType);
+    const existing = objectStore.get(p, bucket.name, key);
+    if (existing !== undefined) this.#mayChange(caller, existing);
+    const limit = this.#limit(p, bucket, existing?.size ?? 0);
+    if (declared !== null && declared > limit.bytes) throw limit.error();
+    return { bucket, key, contentType, limit };
+  }
+
+  /** A key must not be one of the bucket's short ids (409), and the type one the bucket allows (415). */
+  #checkKeyAndType(p: ProjectLease, bucket: BucketRow, key: string, contentType: string): void {
     if (SHORT_ID.test(key)) {
       const other = objectStore.byShortId(p, key);
       if (other !== undefined && other.bucket === bucket.name) throw conflict(`"${key}" is the short id of another object in this bucket; choose another key`);
@@ -149,11 +159,6 @@ export class StorageService {
     if (!mimeAllowed(types, contentType)) {
       throw new EdgeError('unsupported_media_type', `bucket "${bucket.name}" does not accept ${essence(contentType)}`);
     }
-    const existing = objectStore.get(p, bucket.name, key);
-    if (existing !== undefined) this.#mayChange(caller, existing);
-    const limit = this.#limit(p, bucket, existing?.size ?? 0);
-    if (declared !== null && declared > limit.bytes) throw limit.error();
-    return { bucket, key, contentType, limit };
   }
 
   #limit(p: ProjectLease, bucket: BucketRow, replacing: number): PutLimit {
@@ -193,6 +198,7 @@ export class StorageService {
     let result: { row: ObjectRow; old: ObjectRow | undefined };
     try {
       const bucket = this.bucket(p, o.bucket);
+      this.#checkKeyAndType(p, bucket, o.key, o.contentType);
       const limit = this.#limit(p, bucket, objectStore.get(p, o.bucket, o.key)?.size ?? 0);
       if (o.stored.size > limit.bytes) throw limit.error();
       if (objectStore.get(p, o.bucket, o.key) === undefined) reserved = this.#newShortId(p, o.bucket);
@@ -246,9 +252,9 @@ export class StorageService {
   }
 
   async deleteObject(p: ProjectLease, caller: Caller, bucket: string, key: string): Promise<void> {
-    this.bucket(p, bucket);
+    const pub = this.bucket(p, bucket).public === 1;
     const row = objectStore.get(p, bucket, key);
-    if (row === undefined || !this.#mayRead(caller, row, false)) throw notFound('object', key);
+    if (row === undefined || !this.#mayRead(caller, row, pub)) throw notFound('object', key);
     this.#mayChange(caller, row);
     p.db.transaction(() => objectStore.delete(p, bucket, key))();
     this.shortIds.release(row.short_id);
