@@ -189,6 +189,45 @@ describe('TUS 1.0', () => {
     expect((await s.req('/storage/objects/uploads/tus/two.txt')).status).toBe(404);
   });
 
+  it('keeps the bytes of a PATCH cut short; the client resumes from HEAD and completes', async () => {
+    const H = { 'tus-resumable': '1.0.0' };
+    const data = randomBytes(200_000);
+    let res = await s.req('/storage/tus', {
+      method: 'POST',
+      headers: { ...H, 'upload-length': String(data.length), 'upload-metadata': `bucket ${b64('uploads')},key ${b64('tus/resumed.bin')}` },
+    });
+    const path = new URL(res.headers.get('location')!).pathname;
+    const ac = new AbortController();
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        if (sent === 0) {
+          c.enqueue(data.subarray(0, 64 * 1024));
+          sent = 64 * 1024;
+          return;
+        }
+        // the first 64 KiB are on their way; then the connection breaks
+        await new Promise((r) => setTimeout(r, 300));
+        ac.abort();
+        c.error(new Error('cut'));
+      },
+    });
+    await s
+      .req(path, { method: 'PATCH', headers: { ...H, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body, signal: ac.signal, duplex: 'half' } as RequestInit)
+      .catch(() => undefined);
+    let offset = 0;
+    for (let i = 0; i < 50 && offset === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      res = await s.req(path, { method: 'HEAD', headers: H });
+      offset = Number(res.headers.get('upload-offset'));
+    }
+    expect(offset).toBe(64 * 1024);
+    res = await s.req(path, { method: 'PATCH', headers: { ...H, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }, body: data.subarray(offset) });
+    expect([res.status, res.headers.get('upload-offset')]).toEqual([204, String(data.length)]);
+    const got = await s.req('/storage/objects/uploads/tus/resumed.bin');
+    expect(sha(Buffer.from(await got.arrayBuffer()))).toBe(sha(data));
+  });
+
   it('refuses another version (412), a missing length or bucket (400)', async () => {
     let res = await s.req('/storage/tus', { method: 'POST', headers: { 'tus-resumable': '0.2.2', 'upload-length': '1' } });
     expect(res.status).toBe(412);
