@@ -178,6 +178,18 @@ export interface Config {
   readonly realtimeMaxPerProject: number;
   /** Realtime: open streams per client address at most (all projects); past it 429. 0: no cap. */
   readonly realtimeMaxPerAddress: number;
+  /** Image transforms: largest source in pixels over all frames, judged from the header before decoding. */
+  readonly imageMaxPixels: number;
+  /** Image transforms: a transform running longer fails with 503 (whole seconds, rounded up). */
+  readonly imageTimeoutMs: number;
+  /** Image transforms running at once, server-wide. */
+  readonly imageConcurrency: number;
+  /** Image transforms waiting for a slot; past this, 503 `unavailable` with `Retry-After`. */
+  readonly imageQueue: number;
+  /** Bytes of cached image variants per project (least recently used go first). */
+  readonly imageCacheBytes: number;
+  /** Seconds an unfinished multipart or TUS upload lives. */
+  readonly uploadExpiryS: number;
 }
 
 export type ConfigOverrides = {
@@ -282,6 +294,12 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     realtimeHeartbeatMs: int(env.PLATFORM_EDGE_REALTIME_HEARTBEAT_MS, 'PLATFORM_EDGE_REALTIME_HEARTBEAT_MS') ?? 20_000,
     realtimeMaxPerProject: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT, 'PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT') ?? 10_000,
     realtimeMaxPerAddress: int(env.PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS, 'PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS') ?? 1000,
+    imageMaxPixels: int(env.PLATFORM_EDGE_IMAGE_MAX_PIXELS, 'PLATFORM_EDGE_IMAGE_MAX_PIXELS') ?? 50_000_000,
+    imageTimeoutMs: int(env.PLATFORM_EDGE_IMAGE_TIMEOUT_MS, 'PLATFORM_EDGE_IMAGE_TIMEOUT_MS') ?? 10_000,
+    imageConcurrency: int(env.PLATFORM_EDGE_IMAGE_CONCURRENCY, 'PLATFORM_EDGE_IMAGE_CONCURRENCY') ?? 2,
+    imageQueue: int(env.PLATFORM_EDGE_IMAGE_QUEUE, 'PLATFORM_EDGE_IMAGE_QUEUE') ?? 16,
+    imageCacheBytes: int(env.PLATFORM_EDGE_IMAGE_CACHE_BYTES, 'PLATFORM_EDGE_IMAGE_CACHE_BYTES') ?? 256 * 1024 * 1024,
+    uploadExpiryS: int(env.PLATFORM_EDGE_UPLOAD_EXPIRY_S, 'PLATFORM_EDGE_UPLOAD_EXPIRY_S') ?? 86_400,
   };
   const merged = {
     ...base,
@@ -337,6 +355,14 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     throw new Error(`PLATFORM_EDGE_CHANGE_LOG_CAP (${merged.changeLogCap}) must be at least PLATFORM_EDGE_CHANGE_LOG_KEEP (${merged.changeLogKeep})`);
   }
   if (merged.storageMaxObject < 1) throw new Error(`PLATFORM_EDGE_STORAGE_MAX_OBJECT must be at least 1, got ${merged.storageMaxObject}`);
+  for (const [name, v] of [
+    ['PLATFORM_EDGE_IMAGE_MAX_PIXELS', merged.imageMaxPixels],
+    ['PLATFORM_EDGE_IMAGE_TIMEOUT_MS', merged.imageTimeoutMs],
+    ['PLATFORM_EDGE_IMAGE_CONCURRENCY', merged.imageConcurrency],
+    ['PLATFORM_EDGE_UPLOAD_EXPIRY_S', merged.uploadExpiryS],
+  ] as const) {
+    if (v < 1) throw new Error(`${name} must be at least 1, got ${v}`);
+  }
   if (merged.durability !== 'normal' && merged.durability !== 'full') {
     throw new Error(`durability must be normal or full, got "${String(merged.durability)}"`);
   }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Config } from './config.js';
 import { ControlStore } from './control/control-store.js';
@@ -40,6 +41,10 @@ import { WebhookService, type TableLookup } from './services/webhooks/webhooks.j
 import { webhookRoutes } from './services/webhooks/routes.js';
 import { LocalObjectStore } from './services/storage/object-store.js';
 import { storageRoutes } from './services/storage/routes.js';
+import { imageCacheHook, imageReadHook, withVariantCleanup } from './services/storage/image-read.js';
+import { ImageTransformer } from './services/storage/image-transform.js';
+import { mediaRoutes } from './services/storage/media-routes.js';
+import { UploadService } from './services/storage/uploads.js';
 import { StorageService } from './services/storage/storage.js';
 import { UrlSigner } from './services/storage/signing.js';
 import { ShortIdIndex } from './services/storage/store.js';
@@ -104,10 +109,16 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   const functions = new FunctionsService(config, bus, { db, query, outbound, secrets });
   const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   const webhooks = new WebhookService(config, registry, bus, sealer, outbound, webhookTables(db), { log });
+  const images = new ImageTransformer((id) => join(config.dataDir, 'projects', id, 'variants'), {
+    maxPixels: config.imageMaxPixels, timeoutMs: config.imageTimeoutMs, concurrency: config.imageConcurrency, queue: config.imageQueue, cacheBytes: config.imageCacheBytes,
+  });
   const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
-  const storage = new StorageService(config, registry, new LocalObjectStore(config.dataDir), new ShortIdIndex(control.db), signer);
+  const storage = new StorageService(config, registry, withVariantCleanup(new LocalObjectStore(config.dataDir), images), new ShortIdIndex(control.db), signer);
   bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
   const realtime = new RealtimeService(config, registry, db, bus, topics, () => auth.verifyBearer);
+  storage.transformer = imageReadHook(images, storage);
+  storage.transformerCached = imageCacheHook(images, storage);
+  const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -122,6 +133,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     ...webhookRoutes(webhooks),
     ...storageRoutes(storage, config),
     ...realtimeRoutes(realtime, config),
+    ...mediaRoutes(uploads, config, (secret) => credentials.key(secret)),
   ];
   const pipeline = new Pipeline({
     config,

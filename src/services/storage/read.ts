@@ -47,6 +47,8 @@ function served(path: string, size: number, contentType: string, etag: string, u
 
 /** Prepared answers of the objects kept in memory (the short-id cache hands out the same row object until it changes). */
 const prepared = new WeakMap<ObjectRow, Served>();
+/** Prepared answers of cached image variants (the transform's lookup hands out the same body while it stays cached). */
+const preparedVariants = new WeakMap<TransformedBody, Served>();
 
 /**
  * Answers a read of an object (by key, by short id, signed): the stored bytes as a file answer
@@ -68,9 +70,17 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
     return answer(req, p, () => storage.cache.bytes(row.ref, p.path, p.size));
   }
   const source = plain;
+  // note: a variant already cached is answered at once, like the stored bytes.
+  const hit = storage.transformerCached === null ? null : storage.transformerCached(obj, req);
+  if (hit !== null) {
+    // note: a variant file never changes under its path (same ref, same parameters), so small ones are kept in memory by path.
+    let v = preparedVariants.get(hit);
+    if (v === undefined) preparedVariants.set(hit, (v = served(hit.path, hit.size, hit.contentType, hit.etag, row.updated_at, row.key, obj.publicBucket, hit.headers)));
+    return answer(req, v, () => storage.cache.bytes(hit.path, hit.path, hit.size));
+  }
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
-    const v: TransformedBody | null = await transformRead(obj, source.path, req);
+    const v: TransformedBody | null = await transformRead(storage, obj, source.path, req);
     if (v === null) return answer(req, source, null);
     return answer(req, served(v.path, v.size, v.contentType, v.etag, row.updated_at, row.key, obj.publicBucket, v.headers), null);
   });

@@ -2,6 +2,8 @@ import type { Config } from '../../config.js';
 import { randomBase62 } from '../../control/random.js';
 import { conflict, EdgeError, invalidField, notFound } from '../../core/errors.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
+import type { HandlerRequest } from '../../edge/route.js';
+import type { TransformedBody } from './transform.js';
 import type { ObjectStore, PutLimit, StoredObject } from './object-store.js';
 import { ReadCache } from './read-cache.js';
 import { SIGNED_DEFAULT_S, SIGNED_MAX_S, transformField, type UrlSigner } from './signing.js';
@@ -68,6 +70,10 @@ const SHORT_ID_TRIES = 16;
  * goes), over an `ObjectStore` and the server-wide short-id index.
  */
 export class StorageService {
+  /** The read path's image transform (image-read.ts), set by server.ts; null: reads ignore `w, h, …`. */
+  transformer: ((obj: ReadableObject, req: HandlerRequest) => Promise<TransformedBody | null>) | null = null;
+  /** Its lookup of an already cached variant that answers without waiting (null: not found that way). */
+  transformerCached: ((obj: ReadableObject, req: HandlerRequest) => TransformedBody | null) | null = null;
   /** Public short-id reads and small files, in memory (read-cache.ts); every write below keeps it right. */
   readonly cache = new ReadCache();
 

@@ -1,5 +1,5 @@
 import type { HandlerRequest } from '../../edge/route.js';
-import type { ReadableObject } from './storage.js';
+import type { ReadableObject, StorageService } from './storage.js';
 
 /** The query parameters of an image transform (docs/api.md "Storage", image resizing). */
 export const TRANSFORM_PARAMS = ['w', 'h', 'g', 'fit', 'format', 'q'] as const;
@@ -29,8 +29,9 @@ export function asksTransform(q: URLSearchParams): boolean {
  * variant to send instead, or null to send the stored bytes. Called only when `asksTransform`.
  * Validation errors throw `EdgeError`s (400 `invalid_field`, 503 `unavailable`, …).
  *
- * Today: no transform, the stored bytes are served.
+ * Filled by image resizing (`StorageService.transformer`, set in server.ts; image-read.ts);
+ * without one the stored bytes are served.
  */
-export function transformRead(_obj: ReadableObject, _source: string, _req: HandlerRequest): Promise<TransformedBody | null> | null {
-  return null;
+export function transformRead(storage: StorageService, obj: ReadableObject, _source: string, req: HandlerRequest): Promise<TransformedBody | null> | null {
+  return storage.transformer === null ? null : storage.transformer(obj, req);
 }
