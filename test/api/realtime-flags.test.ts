@@ -76,6 +76,10 @@ describe('the flags channel', () => {
       }
       sock.send({ type: 'presence', channel: 'flags', state: { x: 1 } });
       expect((await sock.next((m) => m.event === 'error')).data).toEqual({ type: 'error', code: 'invalid_field', message: expect.stringContaining('reserved') });
+      // the refused presence joined nothing: a flag change does not reach this socket
+      expect((await call('PUT', '/secrets/flags/f1', { value: true }, s.keys.service)).status).toBe(200);
+      expect((await es.next((m) => m.event === 'broadcast')).data).toMatchObject({ event: 'flags.changed', payload: { keys: ['f1'] } });
+      expect(await sock.quiet(100)).toEqual([]);
       expect((await call('GET', '/realtime/presence?channel=flags', undefined)).body).toEqual({ channel: 'flags', members: [] });
       // other channels with similar names stay open to clients
       expect((await call('POST', '/realtime/broadcast', { channel: 'flags2', event: 'e', payload: 1 })).status).toBe(204);

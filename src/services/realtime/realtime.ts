@@ -458,6 +458,11 @@ export class RealtimeService {
     if (subs !== undefined) for (const s of [...subs]) s.deliver(type, json);
   }
 
+  /** A channel a client may publish on (broadcast, presence); `flags` and other server channels are 400. */
+  publishable(channel: unknown): string {
+    return publishable(channel);
+  }
+
   /** `POST /realtime/presence` and a WebSocket's `{type: "presence"}` (docs/api.md "Realtime"). */
   track(auth: AuthContext, body: { channel: unknown; key?: unknown; state?: unknown; ttl_s?: unknown }, holder: Subscriber | null): PresenceMember {
     publishable(body.channel);
