@@ -44,6 +44,7 @@ import { storageRoutes } from './services/storage/routes.js';
 import { imageCacheHook, imageReadHook, withVariantCleanup } from './services/storage/image-read.js';
 import { ImageTransformer } from './services/storage/image-transform.js';
 import { mediaRoutes } from './services/storage/media-routes.js';
+import { StorageHousekeeper } from './services/storage/housekeeping.js';
 import { UploadService } from './services/storage/uploads.js';
 import { StorageService } from './services/storage/storage.js';
 import { UrlSigner } from './services/storage/signing.js';
@@ -113,12 +114,16 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     maxPixels: config.imageMaxPixels, timeoutMs: config.imageTimeoutMs, concurrency: config.imageConcurrency, queue: config.imageQueue, cacheBytes: config.imageCacheBytes,
   });
   const signer = new UrlSigner((project) => sealer.macKey(project, 'storage'));
-  const storage = new StorageService(config, registry, withVariantCleanup(new LocalObjectStore(config.dataDir), images), new ShortIdIndex(control.db), signer);
+  const objectFiles = new LocalObjectStore(config.dataDir);
+  const storage = new StorageService(config, registry, withVariantCleanup(objectFiles, images), new ShortIdIndex(control.db), signer);
   bus.on('project.deleted', (e) => storage.forgetProject(e.projectId));
   const realtime = new RealtimeService(config, registry, db, bus, topics, () => auth.verifyBearer);
   storage.transformer = imageReadHook(images, storage);
   storage.transformerCached = imageCacheHook(images, storage);
   const uploads = new UploadService(config.dataDir, storage, { expiryS: config.uploadExpiryS });
+  // note: stale temp files and expired uploads go as a project opens and on the maintenance timer below.
+  const housekeeper = new StorageHousekeeper(registry, objectFiles, uploads, { everyMs: config.changeLogPruneMs, log });
+  bus.on('project.deleted', (e) => housekeeper.forget(e.projectId));
   // One line per service: each service's routes (docs/architecture.md "Adding a service").
   const routes: RouteDef[] = [
     ...healthRoutes(config.version, startedAt),
@@ -161,9 +166,13 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       log(`change log of project ${lease.projectId} not pruned`, err);
     }
   };
-  registry.onMaintain(prune);
+  registry.onMaintain((lease, when) => {
+    prune(lease);
+    if (when === 'open') void housekeeper.schedule(lease.projectId);
+  });
   const pruneTimer = setInterval(() => {
     for (const id of registry.openIds()) {
+      void housekeeper.schedule(id);
       let lease: ProjectLease;
       try {
         lease = registry.acquire(id);
@@ -196,6 +205,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     },
     async close() {
       clearInterval(pruneTimer);
+      housekeeper.close();
       webhooks.close();
       await http?.shutdown(5000);
       await jobsSystem.close();

@@ -5,7 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { ProjectRegistry } from '../project/registry.js';
 import { authenticate, type AuthDeps, type BearerVerifier } from './authenticate.js';
 import { ClientIp } from './client-ip.js';
-import { corsHeaders, preflight } from './cors.js';
+import { corsHeaders, mergeVary, preflight } from './cors.js';
 import { EdgeError, notFound, payloadTooLarge, toHttp, methodNotAllowed } from '../core/errors.js';
 import { Ctx, emptyStream, HandlerReq, type DispatchState } from './handler-context.js';
 import { parseJsonBody } from './json-body.js';
@@ -17,7 +17,7 @@ import { decodeParams, pathSegments } from './request-path.js';
 import { newRequestId } from './request-id.js';
 import type { EdgeRequest, EdgeResponse, RateLimitRule, RouteDef } from './route.js';
 import type { AuthContext } from '../core/auth-context.js';
-import { Router, split } from './router.js';
+import { Router, split, type Match } from './router.js';
 import { StorageFullLog } from './storage-full-log.js';
 import { TopicHub } from './ws-topics.js';
 
@@ -156,8 +156,8 @@ export class Pipeline {
     if (req.path.length + req.rawQuery.length > MAX_URL_LENGTH) {
       throw new EdgeError('uri_too_long', `the path and query string exceed the limit of ${MAX_URL_LENGTH} characters`);
     }
-    if (req.method === 'OPTIONS') return preflight(this.#d.config, req.headers);
     const m = this.#router.match(req.method, pathSegments(req.path));
+    if (req.method === 'OPTIONS') return this.#options(req, st, m);
     if (m.kind === 'none') throw notFound('route', `${req.method} ${req.path}`);
     if (m.kind === 'method') throw methodNotAllowed(m.allowed);
     const route = (st.route = m.route);
@@ -173,6 +173,19 @@ export class Pipeline {
     if (req.bodyTooLarge) throw payloadTooLarge(this.#limitOf(route));
     if (this.#awaits(route)) return nextTurn(req).then(() => this.#authorized(req, st, route, m.params));
     return this.#authorized(req, st, route, m.params);
+  }
+
+  /**
+   * `OPTIONS`: the CORS preflight answers it on any path; a route that declares `OPTIONS` (auth
+   * `none`, e.g. TUS discovery) answers too, and a preflight there carries both sets of headers.
+   */
+  #options(req: EdgeRequest, st: DispatchState, m: Match): EdgeResponse | Promise<EdgeResponse> {
+    const pre = preflight(this.#d.config, req.headers);
+    if (m.kind !== 'route' || m.route.method !== 'OPTIONS' || m.route.auth !== 'none') return pre;
+    st.route = m.route;
+    const merge = (r: EdgeResponse): EdgeResponse => ({ ...r, headers: { ...r.headers, ...pre.headers } });
+    const out = this.#handle(req, st, m.route, m.params, null);
+    return out instanceof Promise ? out.then(merge) : merge(out);
   }
 
   #authorized(req: EdgeRequest, st: DispatchState, route: RouteDef, params: Record<string, string>): EdgeResponse | Promise<EdgeResponse> {
@@ -261,7 +274,7 @@ export class Pipeline {
     headers['x-request-id'] = st.requestId;
     if (req.headers.origin !== undefined) {
       const cors = corsHeaders(this.#d.config, req.headers.origin);
-      if (cors !== undefined) for (const k in cors) headers[k] = cors[k]!;
+      if (cors !== undefined) for (const k in cors) headers[k] = k === 'vary' ? mergeVary(headers.vary, cors.vary!) : cors[k]!;
     }
     res = res.ws === undefined ? { status: res.status, headers, json: res.json, bytes: res.bytes, sse: res.sse, stream: res.stream, length: res.length, file: res.file } : { status: 101, headers, ws: res.ws };
     const route = st.route;

@@ -207,7 +207,7 @@ export interface ProjectCtx extends BaseCtx {
 export type RouteCtx<A extends AuthMode = AuthMode> = CtxFor<A>;
 
 export interface RouteDef<A extends AuthMode = AuthMode> {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /**
    * Absolute path with `:param` segments, e.g. `/db/tables/:t/rows`, and at most one catch-all
    * `*name` as the last segment (binds the rest of the path, e.g. `/storage/objects/:bucket/*key`).

@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, startTestServer, type ConfigOverrides, type TestServer } from '../helpers/server.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
@@ -41,6 +43,7 @@ describe('item 7: a full database answers 507 insufficient_storage, and the log 
     s = await startLogged({ maxProjectDbBytes: CAP });
     call = caller(s);
     expect((await call('POST', '/db/tables', { name: 'blobs' }, { key: s.keys.service })).status).toBe(201);
+    expect((await call('POST', '/storage/buckets', { name: 'files', public: false }, { key: s.keys.service })).status).toBe(201);
   });
   afterAll(() => s.close());
 
@@ -85,6 +88,33 @@ describe('item 7: a full database answers 507 insufficient_storage, and the log 
     const r = await call('POST', '/db/query', { sql: "insert into blobs (id, data, created_at, updated_at) values ('0190a0a0-0000-7000-8000-0000000000aa', $1, now(), now())", params: [JSON.stringify({ big: 'z'.repeat(100_000) })] }, { key: s.keys.service });
     expect(r.status, r.text).toBe(507);
     expect(r.body.error.code).toBe('insufficient_storage');
+  });
+
+  it('a storage upload past the cap is 507: its bytes are written, the record is refused, the file removed', async () => {
+    // note: the object's bytes go to a file, outside the database cap; its record is a row, and a
+    // full database refuses it. A real full disk refusing the file itself is a unit test
+    // (test/unit/storage-object-store.test.ts): no unprivileged way fills a disk for one process.
+    const objects = join(s.dataDir, 'projects', s.projectId, 'objects');
+    const files = (): string[] => readdirSync(objects).filter((f) => f !== '.tmp');
+    let stored = 0;
+    let refused: Answer | null = null;
+    // the inserts above left less than a page free: a few records fit at most
+    for (let i = 0; i < 200 && refused === null; i++) {
+      const res = await s.req(`/storage/objects/files/f${i}.txt`, { method: 'PUT', key: s.keys.service, headers: { 'content-type': 'text/plain' }, body: 'q'.repeat(4096) });
+      const text = await res.text();
+      if (res.status === 201) stored++;
+      else refused = { status: res.status, body: JSON.parse(text), text };
+    }
+    expect(refused?.status, refused?.text).toBe(507);
+    expect(refused!.body).toEqual({ error: { code: 'insufficient_storage', message: 'the database is full; the change was not made' } });
+    const get = await s.req(`/storage/objects/files/f${stored}.txt`, { key: s.keys.service });
+    expect(get.status).toBe(404);
+    await get.body?.cancel();
+    const list = await call('GET', '/storage/objects/files', undefined, { key: s.keys.service });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.objects.map((o: { key: string }) => o.key)).toEqual(Array.from({ length: stored }, (_, i) => `f${i}.txt`).sort());
+    expect(files().length).toBe(stored);
+    expect(readdirSync(join(objects, '.tmp'))).toEqual([]);
   });
 
   it('the log has one line naming the fault and the project, without the body', () => {

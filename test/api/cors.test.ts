@@ -18,14 +18,19 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     // exactly what docs/api.md "CORS" lists
     expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, PATCH, DELETE, OPTIONS');
-    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id, range');
+    expect(res.headers.get('access-control-allow-headers')).toBe(
+      'authorization, content-type, x-service-key, x-service-project, x-request-id, last-event-id, range, if-none-match, if-modified-since, if-range, ' +
+        'tus-resumable, upload-length, upload-offset, upload-metadata, upload-defer-length, upload-concat',
+    );
     expect(res.headers.get('access-control-max-age')).toBe('600');
   });
 
   it('adds allow-origin and exposes the request id on actual responses, errors included', async () => {
     const ok = await open.req('/health/key', { headers: { origin: 'https://anywhere.example' } });
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
-    const expose = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location, etag, content-range, content-length';
+    const expose =
+      'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, location, etag, content-range, content-length, ' +
+      'upload-offset, upload-length, upload-expires, tus-resumable, tus-version, tus-extension, tus-max-size';
     expect(ok.headers.get('access-control-expose-headers')).toBe(expose);
     const denied = await open.req('/health/key', { key: 'svc_live_wrong', headers: { origin: 'https://anywhere.example' } });
     expect(denied.status).toBe(401);

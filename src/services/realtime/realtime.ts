@@ -17,6 +17,17 @@ import { authKey, checkChannel, pickFields, selectPolicy } from './stream-query.
 import type { PresenceMember, StreamError, StreamQuery, Subscriber } from './types.js';
 
 const READ_BATCH = 500;
+/** The channel on which the server announces flag changes (docs/api.md "Broadcast"). */
+export const FLAGS_CHANNEL = 'flags';
+/** Channels only the server publishes on: a client's broadcast or presence there is 400. */
+const RESERVED_CHANNELS: ReadonlySet<string> = new Set([FLAGS_CHANNEL]);
+
+/** A channel a client may publish on (broadcast, presence); a server-published one is 400 `invalid_field`. */
+function publishable(channel: unknown): string {
+  const ch = checkChannel(channel);
+  if (RESERVED_CHANNELS.has(ch)) throw invalidField('channel', `"${ch}" is reserved: only the server publishes on it`);
+  return ch;
+}
 export const MAX_CHANNELS_PER_SOCKET = 100;
 
 export const TOKEN_EXPIRED: StreamError = { code: 'token_expired', message: 'the access token expired; reconnect (SSE) or send {"type":"auth","access_token":…} before expiry (WebSocket)', close: 4001 };
@@ -90,6 +101,12 @@ export class RealtimeService {
     });
     bus.on('auth.session.revoked', (e) => this.#endWhere(e.projectId, (s) => s.auth.user?.sessionId === e.sessionId, REVOKED));
     bus.on('key.revoked', (e) => this.#endWhere(e.projectId, (s) => s.auth.keyId === e.keyId, REVOKED));
+    // note: the project's `flags` channel announces which flag keys changed, never a value (a
+    // subscriber calls evaluate, which applies the rollout for its own user).
+    bus.on('flags.changed', (e) => {
+      const payload = { keys: [e.key] };
+      this.#toChannel(e.projectId, FLAGS_CHANNEL, 'broadcast', JSON.stringify({ type: 'broadcast', channel: FLAGS_CHANNEL, event: 'flags.changed', payload, at: e.at }));
+    });
     bus.on('project.deleted', (e) => {
       this.#endWhere(e.projectId, () => true, REVOKED);
       this.#presence.forget(e.projectId);
@@ -424,7 +441,7 @@ export class RealtimeService {
 
   /** `POST /realtime/broadcast`: to every socket that joined the channel and every SSE stream opened on it. */
   broadcast(projectId: string, channel: unknown, event: unknown, payload: unknown): void {
-    const ch = checkChannel(channel);
+    const ch = publishable(channel);
     if (typeof event !== 'string' || event.length < 1 || event.length > 64) throw invalidField('event', 'must be a string of 1-64 characters');
     this.#toChannel(projectId, ch, 'broadcast', JSON.stringify({ type: 'broadcast', channel: ch, event, payload: payload ?? null, at: isoAt(this.#now()) }));
   }
@@ -441,8 +458,14 @@ export class RealtimeService {
     if (subs !== undefined) for (const s of [...subs]) s.deliver(type, json);
   }
 
+  /** A channel a client may publish on (broadcast, presence); `flags` and other server channels are 400. */
+  publishable(channel: unknown): string {
+    return publishable(channel);
+  }
+
   /** `POST /realtime/presence` and a WebSocket's `{type: "presence"}` (docs/api.md "Realtime"). */
   track(auth: AuthContext, body: { channel: unknown; key?: unknown; state?: unknown; ttl_s?: unknown }, holder: Subscriber | null): PresenceMember {
+    publishable(body.channel);
     return this.#presence.track(auth, body, holder);
   }
 

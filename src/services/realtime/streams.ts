@@ -121,7 +121,8 @@ export function onMessage(rt: RealtimeService, sub: Subscriber, data: string | B
         ws.send(JSON.stringify({ type: 'left', channel: rt.leave(sub, msg.channel) }));
         return;
       case 'presence': {
-        const channel = rt.join(sub, msg.channel);
+        // note: a presence on a server channel is refused before the socket joins it.
+        const channel = rt.join(sub, rt.publishable(msg.channel));
         rt.track(sub.auth, { channel, state: msg.state }, sub);
         return;
       }

@@ -148,6 +148,16 @@ export function mediaRoutes(uploads: UploadService, config: Config, resolveKey: 
           return noContent();
         })(req),
     }),
+    // note: TUS discovery (OPTIONS, TUS 1.0) needs no key; a browser's preflight here gets the CORS headers as well (src/edge/pipeline.ts).
+    ...['/storage/tus', '/storage/tus/:id'].map((path) =>
+      route({
+        method: 'OPTIONS',
+        path,
+        auth: 'none',
+        awaits: false,
+        handler: () => ({ status: 204, headers: tusHeaders(maxSize) }),
+      }),
+    ),
     // --- the upload iframe
     route({
       method: 'GET',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, lstatSync, mkdirSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { lstat, open, opendir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { EdgeError } from '../../core/errors.js';
@@ -136,6 +136,32 @@ export class LocalObjectStore implements ObjectStore {
 
   async delete(projectId: string, ref: string): Promise<void> {
     await rm(this.path(projectId, ref)!, { force: true });
+  }
+
+  /**
+   * Removes temp files a crash left in `objects/.tmp/`: plain files last written before
+   * `before` (epoch ms). An upload in flight writes its temp file as bytes arrive, so only a
+   * dead one is that old. Looks at most `max` entries per call (the rest waits for the next).
+   */
+  async sweepTemp(projectId: string, before: number, max = 1000): Promise<number> {
+    const tmp = join(this.#dir(projectId), '.tmp');
+    const dir = await opendir(tmp).catch(() => null);
+    if (dir === null) return 0;
+    let seen = 0;
+    let removed = 0;
+    try {
+      for await (const e of dir) {
+        if (++seen > max) break;
+        if (!e.isFile()) continue;
+        const st = await lstat(join(tmp, e.name)).catch(() => null);
+        if (st === null || st.mtimeMs >= before) continue;
+        await rm(join(tmp, e.name), { force: true });
+        removed++;
+      }
+    } finally {
+      await dir.close().catch(() => {});
+    }
+    return removed;
   }
 
   forget(projectId: string): void {

@@ -102,6 +102,8 @@ export class UploadService {
   /** Part writes in flight per upload (completion waits for none); a TUS PATCH holds its upload alone. */
   readonly #writing = new Map<string, number>();
   readonly #locked = new Set<string>();
+  /** Uploads whose file exists but whose row is not yet written (a sweep leaves their file alone). */
+  readonly #creating = new Set<string>();
 
   constructor(dataDir: string, target: UploadTarget, opts: { expiryS?: number; now?: () => number } = {}) {
     this.#dataDir = dataDir;
@@ -133,17 +135,23 @@ export class UploadService {
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + this.#expiryS * 1000).toISOString(),
     };
-    const fh = await open(this.#file(p.projectId, full.id), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch(
-      (err: unknown) => {
-        throw diskError(err);
-      },
-    );
-    await fh.close();
+    const tag = `${p.projectId}/${full.id}`;
+    this.#creating.add(tag);
     try {
-      uploadStore.insert(p, full);
-    } catch (err) {
-      await rm(this.#file(p.projectId, full.id), { force: true });
-      throw err;
+      const fh = await open(this.#file(p.projectId, full.id), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch(
+        (err: unknown) => {
+          throw diskError(err);
+        },
+      );
+      await fh.close();
+      try {
+        uploadStore.insert(p, full);
+      } catch (err) {
+        await rm(this.#file(p.projectId, full.id), { force: true });
+        throw err;
+      }
+    } finally {
+      this.#creating.delete(tag);
     }
     return full;
   }
@@ -157,9 +165,13 @@ export class UploadService {
     return row;
   }
 
-  /** Removes expired uploads of a project (rows and files), and files whose row is gone. */
-  async sweep(p: ProjectLease): Promise<number> {
-    const ids = uploadStore.expired(p, new Date(this.#now()).toISOString(), 1000);
+  /**
+   * Removes expired uploads of a project (rows and files), at most `max` per call, and files
+   * whose row is gone. Runs when an upload starts and from the storage housekeeping
+   * (housekeeping.ts: as the project opens, and on the maintenance timer).
+   */
+  async sweep(p: ProjectLease, max = 1000): Promise<number> {
+    const ids = uploadStore.expired(p, new Date(this.#now()).toISOString(), max);
     for (const id of ids) {
       if (this.#locked.has(`${p.projectId}/${id}`) || this.#writing.has(`${p.projectId}/${id}`)) continue;
       uploadStore.delete(p, id);
@@ -167,7 +179,8 @@ export class UploadService {
     }
     const names = await readdir(this.#dir(p.projectId)).catch(() => [] as string[]);
     for (const n of names) {
-      if (UPLOAD_ID.test(n) && !uploadStore.exists(p, n) && !this.#locked.has(`${p.projectId}/${n}`)) await rm(this.#file(p.projectId, n), { force: true });
+      const tag = `${p.projectId}/${n}`;
+      if (UPLOAD_ID.test(n) && !this.#creating.has(tag) && !this.#locked.has(tag) && !uploadStore.exists(p, n)) await rm(this.#file(p.projectId, n), { force: true });
     }
     return ids.length;
   }
