@@ -36,10 +36,55 @@ describe('the Postgres → SQLite statement translator', () => {
     expect(out).not.toContain('$1');
   });
 
-  it('maps schemas: public.x is x, a reserved schema is the table "s.x", others are refused', () => {
-    expect(sqlOf('select name from _svc_meta.tables')).toContain('"_svc_meta.tables"');
+  it('maps schemas: public.x is x, reserved _svc_* names are refused in every spelling, others are unsupported', () => {
     expect(sqlOf('select title from public.todos')).toContain('FROM "todos"');
     expect(codeOf('select * from other.todos')).toBe('unsupported_sql');
+    for (const sql of [
+      'select name from _svc_meta.tables',
+      'select * from "_svc_auth".users',
+      'select * from "_SVC_AUTH".users',
+      'select * from _SVC_AUTH.USERS',
+      'select * from "_svc_auth.users"',
+      'select * from public."_svc_auth.users"',
+      'select * from todos where exists (select 1 from _svc_auth.sessions)',
+      'with x as (select * from _svc_meta.change_log) select * from x',
+      'select * from todos join _svc_storage.objects o on true',
+      'update todos set title = null from _svc_auth.users u',
+      `insert into _svc_auth.users (id) values ('x')`,
+      `insert into todos (title) select password_hash from _svc_auth.users`,
+      'delete from _svc_meta.tables',
+      'drop table _svc_meta.tables',
+      'create table _svc_auth.mine (id int)',
+      'create table _svc_mine (id int)',
+      'alter table todos rename to _svc_x',
+      'create index _svc_x on todos (title)',
+      'drop index "_svc_auth.users_role"',
+      'drop index _svc_auth.users_role',
+      'create table t (id uuid references _svc_auth.users (id))',
+    ]) {
+      expect(codeOf(sql), sql).toBe('invalid_request');
+    }
+  });
+
+  it('reads auth.users as its fixed columns over the auth store, and refuses it as a target', () => {
+    const t = translateUncached('select * from auth.users', schema);
+    expect(t.statements[0]!.columns).toEqual([
+      { name: 'id', type: 'uuid', pk: true },
+      { name: 'email', type: 'text' },
+      { name: 'phone', type: 'text' },
+      { name: 'created_at', type: 'timestamptz' },
+      { name: 'updated_at', type: 'timestamptz' },
+      { name: 'last_sign_in_at', type: 'timestamptz' },
+      { name: 'email_confirmed_at', type: 'timestamptz' },
+      { name: 'raw_user_meta_data', type: 'jsonb' },
+      { name: 'raw_app_meta_data', type: 'jsonb' },
+      { name: 'is_anonymous', type: 'bool' },
+    ]);
+    expect([...t.tables]).toEqual(['auth.users']);
+    expect(sqlOf('select email from auth.users')).not.toContain('password_hash');
+    for (const sql of [`insert into auth.users (id) values ('x')`, `update auth.users set email = 'x'`, 'delete from auth.users', 'drop table auth.users', 'alter table auth.users add column x text', 'create index i on auth.users (email)']) {
+      expect(codeOf(sql), sql).toBe('invalid_request');
+    }
   });
 
   it('expands * from the schema and types columns', () => {

@@ -7,6 +7,7 @@ import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
+import { AUTH_USERS } from '../../sql/pg/reserved.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
@@ -279,6 +280,11 @@ export class QueryService {
     if (!t.readOnly) throw new EdgeError('missing_scope', 'only read-only SELECT statements may run without the service role', { details: { scope: 'service_role' } });
     const tables = this.#db.tables(lease);
     for (const name of t.tables) {
+      if (name === AUTH_USERS) {
+        throw new EdgeError('missing_scope', 'permission denied for table auth.users: only the service role reads it (as in Supabase, where anon and authenticated have no access to auth.users)', {
+          details: { scope: 'service_role' },
+        });
+      }
       if (!tables.has(name)) throw new EdgeError('missing_scope', `table "${name}" is not readable without the service role`, { details: { scope: 'service_role' } });
     }
     return (name) => {

@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
+import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, reservedRefusal } from './reserved.js';
 
 /**
  * Emits SQLite from node-sql-parser's PostgreSQL AST, from an allowlist: every node
@@ -81,12 +82,21 @@ export class Emitter {
 
   // ---------------------------------------------------------------- names
 
-  /** A table name from the AST → its physical SQLite name. */
-  physical(db: unknown, table: unknown): string {
+  /**
+   * A table name from the AST → its physical SQLite name. The platform's reserved tables
+   * (`_svc_*`, reserved.ts) are refused for every caller in every spelling; `auth.users` is
+   * a name only where a statement reads (`read`: FROM items), refused as a target.
+   */
+  physical(db: unknown, table: unknown, read = false): string {
     if (typeof table !== 'string' || table.includes('\0')) throw unsupported('this table reference');
     const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
     const name = table.toLowerCase();
     if (name.startsWith('sqlite_')) throw unsupported(`SQLite internal table ${name}`);
+    if ((schema !== null && isReservedName(schema)) || isReservedName(name)) throw reservedRefusal(schema ? `${schema}.${name}` : name);
+    if (schema === 'auth' && name === 'users') {
+      if (!read) throw authUsersReadOnly();
+      return AUTH_USERS;
+    }
     const p = physicalName(schema, name);
     if (p === null) throw unsupported(schema ? `schema "${schema}" or table name "${name}"` : `table name "${name}"`);
     return p;
@@ -97,7 +107,15 @@ export class Emitter {
       throw new EdgeError('missing_scope', `table "${physical}" cannot be read with this key`, { details: { scope: 'service_role' } });
     }
     this.tables.add(physical);
+    // note: auth.users is its fixed subquery for the service role; other callers are refused it
+    // (query.ts: a table outside the rows API's catalog), so it needs no per-caller form.
+    if (physical === AUTH_USERS) return AUTH_USERS_SQL;
     return `\0T${physical}\0`;
+  }
+
+  /** A physical table's columns (auth.users: its fixed ones). */
+  columnsOf(physical: string): ColumnType[] | null {
+    return physical === AUTH_USERS ? [...AUTH_USERS_COLUMNS] : this.opts.schema(physical);
   }
 
   ident(name: unknown): string {
@@ -424,10 +442,10 @@ export class Emitter {
         }
       }
     }
-    const phys = this.physical(it.db, it.table);
+    const phys = this.physical(it.db, it.table, true);
     const alias = asName ?? plain;
     const ref = this.tableRef(phys);
-    return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: this.opts.schema(phys) } };
+    return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: this.columnsOf(phys) } };
   }
 
   // ---------------------------------------------------------------- expressions

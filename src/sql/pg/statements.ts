@@ -1,6 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { isReservedName, reservedRefusal } from './reserved.js';
 import { DECLTYPE, pgTypeOf, toCatalogType, typeNameOf, type ColumnType, type PgType } from './types.js';
 
 /** One SQLite statement of a translated Postgres statement. */
@@ -281,10 +282,10 @@ function update(n: Node, em: Emitter): Statement {
     const parts: string[] = [];
     for (const it of items) {
       if (typeof it.table !== 'string' || it.join) throw unsupported('this UPDATE … FROM item');
-      const phys = em.physical(it.db, it.table);
+      const phys = em.physical(it.db, it.table, true);
       const alias = typeof it.as === 'string' ? it.as.toLowerCase() : it.table.toLowerCase();
       parts.push(`${em.tableRef(phys)} AS ${quoteIdent(alias)}`);
-      scope.push({ alias, columns: em.opts.schema(phys) });
+      scope.push({ alias, columns: em.columnsOf(phys) });
     }
     from = ` FROM ${parts.join(', ')}`;
   }
@@ -537,6 +538,7 @@ function createIndex(n: Node, em: Emitter): Statement {
   if (using !== 'btree') throw unsupported(`index method ${using} (indexes here are B-trees)`);
   // note: an unnamed index gets Postgres' name, <table>_<columns>_idx (an expression counts as "expr").
   const name = typeof n.index === 'string' ? n.index.toLowerCase() : defaultIndexName(phys, (n.index_columns as Node[]) ?? []);
+  if (isReservedName(name)) throw reservedRefusal(name);
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported(`index name "${name}"`);
   const uniq = String(n.index_type ?? '').toLowerCase() === 'unique' ? 'UNIQUE ' : '';
   if (n.index_type && !uniq) throw unsupported(`${String(n.index_type)} indexes`);
@@ -679,7 +681,16 @@ function drop(n: Node, em: Emitter): Statement {
   }
   if (kw === 'index') {
     const list = Array.isArray(n.name) ? (n.name as Node[]) : n.name ? [n.name as Node] : [];
-    const steps = list.map((x) => ({ sql: `DROP INDEX ${ie}${em.ident((x.type === 'column_ref' ? columnName(x) : String(x.table ?? x.value ?? '')).toLowerCase())}` }));
+    const steps = list.map((x) => {
+      // note: the platform's indexes (on its _svc_* tables) are all named "_svc_…".
+      // note: a qualified name `s.i` is read as a column reference whose table is the schema.
+      const schema = x.type === 'column_ref' && typeof x.table === 'string' && x.table !== '' ? x.table.toLowerCase() : null;
+      if (schema !== null && isReservedName(schema)) throw reservedRefusal(schema);
+      if (schema !== null && schema !== 'public') throw unsupported(`schema "${schema}"`);
+      const name = (x.type === 'column_ref' ? columnName(x) : String(x.table ?? x.value ?? '')).toLowerCase();
+      if (isReservedName(name)) throw reservedRefusal(name);
+      return { sql: `DROP INDEX ${ie}${em.ident(name)}` };
+    });
     if (!steps.length) throw unsupported('DROP INDEX without an index');
     return { command: 'DROP INDEX', steps, columns: [], readOnly: false };
   }
