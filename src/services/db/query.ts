@@ -303,17 +303,19 @@ export class QueryService {
       c.tables = new Map();
     }
     if (c.tables.has(physical)) return c.tables.get(physical)!;
-    const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number }>;
+    const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number; dflt_value: string | null }>;
     let out: ColumnType[] | null = null;
     if (info.length) {
       const catalog: TableInfo | undefined = physical.includes('.') ? undefined : this.#db.tables(lease).get(physical);
       const single = info.filter((col) => col.pk > 0).length === 1;
+      const fills = catalog ? rowsApiFills(lease, physical, catalog) : null;
       // note: the rows API declares only SQLite's storage types (TEXT, INTEGER, REAL, BLOB), so for those the
       // catalog knows better; a type the translator declared (BOOLEAN, TEXT_ARRAY, …) is already exact.
       out = info.map((col) => {
         const declared = typeOfDecl(col.type);
         const type = GENERIC_DECL.test(col.type) ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
-        return { name: col.name, type, pk: single && col.pk > 0 };
+        const auto = col.dflt_value === null ? fills?.[col.name] : undefined;
+        return auto ? { name: col.name, type, pk: single && col.pk > 0, auto } : { name: col.name, type, pk: single && col.pk > 0 };
       });
     }
     c.tables.set(physical, out);
@@ -453,6 +455,18 @@ function uniqueFully(db: Database.Database, index: string, terms: string): boole
 }
 
 const GENERIC_DECL = /^(TEXT|INTEGER|REAL|BLOB|)$/i;
+
+/**
+ * The columns the translator fills for a table the rows API made (docs/sql.md "One table,
+ * two doors"): its `id` (a UUIDv7), `created_at` and `updated_at` (now; updated_at kept
+ * current on UPDATE), as the rows API does. Such a table is STRICT (store.ts), which a table
+ * made by raw DDL never is: those keep Postgres' rules (their own defaults, nothing touched).
+ */
+function rowsApiFills(lease: ProjectLease, physical: string, t: TableInfo): Record<string, ColumnType['auto']> | null {
+  const list = lease.db.pragma(`table_list(${quoteIdent(physical)})`) as Array<{ strict: number }>;
+  if (list[0]?.strict !== 1) return null;
+  return { ...(t.def.key === 'int8' ? {} : { id: 'uuid' as const }), ...(t.def.stamps === false ? {} : { created_at: 'now' as const, updated_at: 'touch' as const }) };
+}
 
 function catalogType(t: TableInfo | undefined, name: string): PgType | null {
   if (!t) return null;
