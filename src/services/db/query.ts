@@ -8,6 +8,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import { AUTH_USERS } from '../../sql/pg/reserved.js';
+import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
@@ -130,7 +131,8 @@ export class QueryService {
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS));
+    const columns = (p: string) => this.#columns(lease, version, p);
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -285,6 +287,7 @@ export class QueryService {
           details: { scope: 'service_role' },
         });
       }
+      if (isIntrospectionView(name)) throw new EdgeError('missing_scope', `permission denied for ${name}: only the service role reads it`, { details: { scope: 'service_role' } });
       if (!tables.has(name)) throw new EdgeError('missing_scope', `table "${name}" is not readable without the service role`, { details: { scope: 'service_role' } });
     }
     return (name) => {

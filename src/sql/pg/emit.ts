@@ -2,7 +2,8 @@ import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
-import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, reservedRefusal } from './reserved.js';
+import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
+import { introspectionColumns, introspectionSql, introspectionView, isIntrospectionView, type Introspect, type IntrospectTable } from './introspect.js';
 
 /**
  * Emits SQLite from node-sql-parser's PostgreSQL AST, from an allowlist: every node
@@ -58,6 +59,8 @@ export interface EmitOptions {
   schema: SchemaLookup;
   /** Publishable callers: only tables accepted by this check may be read. */
   readable?: (physical: string) => boolean;
+  /** The project's tables for the introspection views (introspect.ts); without it they are empty. */
+  introspect?: Introspect;
 }
 
 export class Emitter {
@@ -97,6 +100,11 @@ export class Emitter {
       if (!read) throw authUsersReadOnly();
       return AUTH_USERS;
     }
+    const view = introspectionView(schema, name);
+    if (view !== null) {
+      if (!read) throw readOnlyView(view);
+      return view;
+    }
     const p = physicalName(schema, name);
     if (p === null) throw unsupported(schema ? `schema "${schema}" or table name "${name}"` : `table name "${name}"`);
     return p;
@@ -110,12 +118,21 @@ export class Emitter {
     // note: auth.users is its fixed subquery for the service role; other callers are refused it
     // (query.ts: a table outside the rows API's catalog), so it needs no per-caller form.
     if (physical === AUTH_USERS) return AUTH_USERS_SQL;
+    if (isIntrospectionView(physical)) return introspectionSql(physical, this.#introspected());
     return `\0T${physical}\0`;
   }
 
-  /** A physical table's columns (auth.users: its fixed ones). */
+  #tables: IntrospectTable[] | null = null;
+
+  #introspected(): IntrospectTable[] {
+    return (this.#tables ??= this.opts.introspect?.() ?? []);
+  }
+
+  /** A physical table's columns (auth.users and the introspection views: their fixed ones). */
   columnsOf(physical: string): ColumnType[] | null {
-    return physical === AUTH_USERS ? [...AUTH_USERS_COLUMNS] : this.opts.schema(physical);
+    if (physical === AUTH_USERS) return [...AUTH_USERS_COLUMNS];
+    if (isIntrospectionView(physical)) return introspectionColumns(physical);
+    return this.opts.schema(physical);
   }
 
   ident(name: unknown): string {

@@ -51,3 +51,8 @@ export const AUTH_USERS_COLUMNS: readonly ColumnType[] = [
 export function authUsersReadOnly(): EdgeError {
   return new EdgeError('invalid_request', 'auth.users is read-only here: users are made, changed and deleted through /auth (sign-up, the admin API)');
 }
+
+/** A write or DDL naming one of the read-only introspection views (introspect.ts). */
+export function readOnlyView(name: string): EdgeError {
+  return new EdgeError('invalid_request', `${name} is a read-only view of the project's tables`);
+}
