@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EdgeError } from '../../src/core/errors.js';
 import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
+import { UUID_V7 } from '../../src/sql/pg/statements.js';
 
 const schema: SchemaLookup = (t) =>
   t === 'todos'
@@ -12,8 +13,13 @@ const schema: SchemaLookup = (t) =>
         { name: 'due_at', type: 'timestamptz' },
         { name: 'meta', type: 'jsonb' },
       ]
-    : t === '_svc_meta.tables'
-      ? [{ name: 'name', type: 'text' }]
+    : t === 'posts'
+      ? [
+          { name: 'id', type: 'uuid', pk: true, auto: 'uuid' },
+          { name: 'title', type: 'text' },
+          { name: 'created_at', type: 'timestamptz', auto: 'now' },
+          { name: 'updated_at', type: 'timestamptz', auto: 'touch' },
+        ]
       : null;
 
 const ID = '0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b';
@@ -64,6 +70,17 @@ describe('the Postgres → SQLite statement translator', () => {
     ]) {
       expect(codeOf(sql), sql).toBe('invalid_request');
     }
+  });
+
+  it('fills the left-out columns of a rows-API table and touches updated_at on UPDATE unless it is set', () => {
+    const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+    const ins = sqlOf(`insert into posts (title) values ('a'), ('b')`);
+    expect(ins).toBe(`INSERT INTO "posts" AS "posts" ("title", "id", "created_at", "updated_at") VALUES (CAST('a' AS TEXT), ${UUID_V7}, ${NOW}, ${NOW}), (CAST('b' AS TEXT), ${UUID_V7}, ${NOW}, ${NOW})`);
+    expect(sqlOf(`insert into posts (id, title, created_at, updated_at) values ($1, 'a', now(), now())`)).not.toContain('randomblob');
+    expect(sqlOf(`insert into posts (title) select title from posts`)).toContain(`SELECT *, ${UUID_V7}, ${NOW}, ${NOW} FROM (`);
+    expect(sqlOf(`update posts set title = 'x'`)).toBe(`UPDATE "posts" AS "posts" SET "title" = CAST('x' AS TEXT), "updated_at" = ${NOW} WHERE pe_tick("posts"."id")`);
+    expect(sqlOf(`update posts set title = 'x', updated_at = '2020-01-01T00:00:00Z'`)).not.toContain(`"updated_at" = ${NOW}`);
+    expect(sqlOf(`update todos set title = 'x'`)).not.toContain('updated_at');
   });
 
   it('reads auth.users as its fixed columns over the auth store, and refuses it as a target', () => {
