@@ -91,6 +91,8 @@ const RESERVED_SQL = [
   'drop index _svc_auth.users_role',
   'alter table notes rename to _svc_notes',
   'create table leak (id uuid primary key references _svc_auth.users (id))',
+  'alter table _svc_meta_tables enable row level security',
+  'create policy p on _svc_meta_tables using (true)',
 ];
 
 describe('the reserved _svc_* tables', () => {
