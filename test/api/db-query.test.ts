@@ -26,6 +26,11 @@ const fails = async (body: unknown, status: number, code: string, key: string | 
   return e;
 };
 
+/** The change log as it is in the project file (raw SQL cannot read the reserved _svc_* tables). */
+const changeLog = (where: string, columns = 'op, row_id') =>
+  s.readBackup((db) => db.prepare(`SELECT ${columns} FROM "_svc_meta.change_log" WHERE ${where} ORDER BY seq`).all() as Record<string, unknown>[]);
+const catalogCount = () => s.readBackup((db) => (db.prepare(`SELECT count(*) AS n FROM "_svc_meta.tables"`).get() as { n: number }).n);
+
 describe('POST /db/query (service role)', () => {
   it('runs DDL, DML with bound parameters and typed SELECTs', async () => {
     const ddl = await ok(
@@ -381,8 +386,8 @@ describe('tables made by raw DDL with an integer key and without the timestamp p
 
     // delete, then the change log holds every write with the key in decimal
     expect((await rowsApi('DELETE', '/db/tables/notes2/rows/2')).status).toBe(204);
-    const log = await ok(`select op, row_id from _svc_meta.change_log where tbl = 'notes2' order by seq`);
-    expect(log.rows).toEqual([
+    const log = await changeLog(`tbl = 'notes2'`);
+    expect(log).toEqual([
       { op: 'insert', row_id: '1' },
       { op: 'insert', row_id: '2' },
       { op: 'update', row_id: '1' },
@@ -401,8 +406,8 @@ describe('tables made by raw DDL with an integer key and without the timestamp p
       { id: 1, data: { label: 'a' } },
       { id: 2, data: { label: 'b' } },
     ]);
-    const log = await ok(`select op, row_id, data from _svc_meta.change_log where tbl = 'tags2' order by seq`);
-    expect(log.rows).toEqual([
+    const log = await changeLog(`tbl = 'tags2'`, 'op, row_id, data');
+    expect(log).toEqual([
       { op: 'insert', row_id: '1', data: JSON.stringify({ label: 'a' }) },
       { op: 'insert', row_id: '2', data: JSON.stringify({ label: 'b' }) },
       { op: 'update', row_id: '2', data: JSON.stringify({ label: 'b', color: 'blue' }) },
@@ -517,10 +522,10 @@ describe('ALTER TABLE … ENABLE/DISABLE ROW LEVEL SECURITY', () => {
   });
 
   it('refuses what it cannot honour, and changes nothing', async () => {
-    const before = (await ok(`select count(*) as n from _svc_meta.tables`)).rows;
+    const before = await catalogCount();
     const e = await fails({ sql: `create table sql_only (a int); alter table sql_only enable row level security` }, 400, 'invalid_request');
     expect(e.message).toContain('GET /db/tables');
-    expect((await ok(`select count(*) as n from _svc_meta.tables`)).rows).toEqual(before);
+    expect(await catalogCount()).toBe(before);
     expect((await post({ sql: `select * from sql_only` })).status).toBe(400);
     await fails({ sql: `alter table no_such enable row level security` }, 400, 'invalid_request');
     const f = await fails({ sql: `alter table vault force row level security` }, 400, 'unsupported_sql');
@@ -542,8 +547,8 @@ describe('change events of raw SQL writes', () => {
     await ok(`delete from tasks where id = $1`, [b]);
     // A failed script leaves no change behind.
     await fails({ sql: `update tasks set title = 'x'; insert into tasks (id, title) values ($1, 'dup')`, params: [a] }, 409, 'conflict');
-    const log = await ok(`select op, row_id, data, old from _svc_meta.change_log where tbl = 'tasks' order by seq`);
-    expect(log.rows).toEqual([
+    const log = await changeLog(`tbl = 'tasks'`, 'op, row_id, data, old');
+    expect(log).toEqual([
       { op: 'insert', row_id: a, data: JSON.stringify({ title: 'a', done: false, meta: { k: 1 } }), old: null },
       { op: 'insert', row_id: b, data: JSON.stringify({ title: 'b', done: false, meta: null }), old: null },
       { op: 'update', row_id: a, data: JSON.stringify({ title: 'a', done: true, meta: { k: 1 } }), old: JSON.stringify({ title: 'a', done: false, meta: { k: 1 } }) },
@@ -595,23 +600,35 @@ describe('POST /db/query with a publishable key', () => {
     expect(((await agg.json()) as { rows: unknown[] }).rows).toEqual([{ n: 2, hidden: 0 }]);
   });
 
-  it('refuses writes, DDL and reserved schemas with 401 missing_scope', async () => {
+  it('refuses writes, DDL and auth.users with 401 missing_scope', async () => {
     for (const sql of [
       `insert into posts (title) values ('x')`,
       `update posts set title = 'x'`,
       `delete from posts`,
       `create table evil (id int)`,
       `drop table posts`,
-      `select * from _svc_auth.users`,
-      `select * from _svc_meta.tables`,
-      `select count(*) from posts join _svc_auth.sessions s on true`,
+      `select email from auth.users`,
       // A point lookup twice: the second one meets the cached translation on the synchronous path.
-      `select id from _svc_auth.users where id = 'x'`,
-      `select id from _svc_auth.users where id = 'x'`,
+      `select email from auth.users where id = 'x'`,
+      `select email from auth.users where id = 'x'`,
     ]) {
       const res = await post({ sql }, s.keys.publishable);
       expect(res.status, sql).toBe(401);
       expect((await errorOf(res)).code).toBe('missing_scope');
+    }
+  });
+
+  it('refuses the reserved schemas with 400 invalid_request, as it does the service role', async () => {
+    for (const sql of [
+      `select * from _svc_auth.users`,
+      `select * from _svc_meta.tables`,
+      `select count(*) from posts join _svc_auth.sessions s on true`,
+      `select id from _svc_auth.users where id = 'x'`,
+      `select id from _svc_auth.users where id = 'x'`,
+    ]) {
+      const res = await post({ sql }, s.keys.publishable);
+      expect(res.status, sql).toBe(400);
+      expect((await errorOf(res)).code).toBe('invalid_request');
     }
   });
 

@@ -427,6 +427,31 @@ const raw: Array<string | Entry> = [
   `insert into kv (k) values ('only key')`,
   `insert into authors (id, name) values (1, 'same id')`,
 
+  // ---- one table, two doors: tables the rows API made take SQL as Postgres tables with defaults (and an updated_at trigger) do
+  {
+    sql: `create table rposts (id uuid primary key default gen_random_uuid(), title text, n bigint, created_at timestamptz not null default now(), updated_at timestamptz not null default now());
+      create function rposts_touch() returns trigger language plpgsql as $$ begin if new.updated_at is not distinct from old.updated_at then new.updated_at := now(); end if; return new; end $$;
+      create trigger rposts_touch before update on rposts for each row execute function rposts_touch()`,
+    rowsApi: { name: 'rposts', type: 'relational', columns: [{ name: 'title', type: 'text' }, { name: 'n', type: 'int8' }] },
+  },
+  {
+    sql: `create table rdocs (id uuid primary key default gen_random_uuid(), data jsonb not null, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+    rowsApi: { name: 'rdocs' },
+  },
+  `insert into rposts (title, n) values ('a', 1), ('b', 2)`,
+  o(`select title, n, id is not null as has_id, created_at is not null as stamped, updated_at = created_at as same from rposts order by n`),
+  `insert into rposts (title, n) select title || '!', n + 10 from rposts`,
+  o(`insert into rposts (title) values ('c') returning title, n, id is not null as has_id, updated_at = created_at as same`),
+  `insert into rposts (id, title, n, created_at, updated_at) values ('0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b', 'old', 100, '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z')`,
+  o(`update rposts set n = 101 where n = 100 returning title, n, created_at, updated_at > created_at as touched`),
+  o(`update rposts set n = 102, updated_at = '2021-01-01T00:00:00Z' where n = 101 returning n, updated_at`),
+  `insert into rposts (id, title, n) values ('0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b', 'old', 103) on conflict (id) do update set n = excluded.n`,
+  o(`select n, created_at, updated_at > '2021-01-01T00:00:00Z' as touched from rposts where title = 'old'`),
+  o(`select count(*) as rows, count(distinct id) as ids, sum(case when updated_at < created_at then 1 else 0 end) as backwards from rposts`),
+  `insert into rposts (id, title) values ('0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b', 'dup')`,
+  `insert into rdocs (data) values ('{"k":1}'), ('[1,2]')`,
+  `select data, id is not null as has_id, updated_at = created_at as same from rdocs`,
+
   // ---- not translated, on purpose
   u(`select * from generate_series(1, 3)`),
   u(`select count(*) filter (where pages > 100) from books`),

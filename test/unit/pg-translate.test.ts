@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EdgeError } from '../../src/core/errors.js';
 import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
+import { UUID_V7 } from '../../src/sql/pg/statements.js';
 
 const schema: SchemaLookup = (t) =>
   t === 'todos'
@@ -12,8 +13,13 @@ const schema: SchemaLookup = (t) =>
         { name: 'due_at', type: 'timestamptz' },
         { name: 'meta', type: 'jsonb' },
       ]
-    : t === '_svc_meta.tables'
-      ? [{ name: 'name', type: 'text' }]
+    : t === 'posts'
+      ? [
+          { name: 'id', type: 'uuid', pk: true, auto: 'uuid' },
+          { name: 'title', type: 'text' },
+          { name: 'created_at', type: 'timestamptz', auto: 'now' },
+          { name: 'updated_at', type: 'timestamptz', auto: 'touch' },
+        ]
       : null;
 
 const ID = '0190a8b2-7c1d-7e3f-8a4b-5c6d7e8f9a0b';
@@ -36,10 +42,66 @@ describe('the Postgres → SQLite statement translator', () => {
     expect(out).not.toContain('$1');
   });
 
-  it('maps schemas: public.x is x, a reserved schema is the table "s.x", others are refused', () => {
-    expect(sqlOf('select name from _svc_meta.tables')).toContain('"_svc_meta.tables"');
+  it('maps schemas: public.x is x, reserved _svc_* names are refused in every spelling, others are unsupported', () => {
     expect(sqlOf('select title from public.todos')).toContain('FROM "todos"');
     expect(codeOf('select * from other.todos')).toBe('unsupported_sql');
+    for (const sql of [
+      'select name from _svc_meta.tables',
+      'select * from "_svc_auth".users',
+      'select * from "_SVC_AUTH".users',
+      'select * from _SVC_AUTH.USERS',
+      'select * from "_svc_auth.users"',
+      'select * from public."_svc_auth.users"',
+      'select * from todos where exists (select 1 from _svc_auth.sessions)',
+      'with x as (select * from _svc_meta.change_log) select * from x',
+      'select * from todos join _svc_storage.objects o on true',
+      'update todos set title = null from _svc_auth.users u',
+      `insert into _svc_auth.users (id) values ('x')`,
+      `insert into todos (title) select password_hash from _svc_auth.users`,
+      'delete from _svc_meta.tables',
+      'drop table _svc_meta.tables',
+      'create table _svc_auth.mine (id int)',
+      'create table _svc_mine (id int)',
+      'alter table todos rename to _svc_x',
+      'create index _svc_x on todos (title)',
+      'drop index "_svc_auth.users_role"',
+      'drop index _svc_auth.users_role',
+      'create table t (id uuid references _svc_auth.users (id))',
+    ]) {
+      expect(codeOf(sql), sql).toBe('invalid_request');
+    }
+  });
+
+  it('fills the left-out columns of a rows-API table and touches updated_at on UPDATE unless it is set', () => {
+    const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+    const ins = sqlOf(`insert into posts (title) values ('a'), ('b')`);
+    expect(ins).toBe(`INSERT INTO "posts" AS "posts" ("title", "id", "created_at", "updated_at") VALUES (CAST('a' AS TEXT), ${UUID_V7}, ${NOW}, ${NOW}), (CAST('b' AS TEXT), ${UUID_V7}, ${NOW}, ${NOW})`);
+    expect(sqlOf(`insert into posts (id, title, created_at, updated_at) values ($1, 'a', now(), now())`)).not.toContain('randomblob');
+    expect(sqlOf(`insert into posts (title) select title from posts`)).toContain(`SELECT *, ${UUID_V7}, ${NOW}, ${NOW} FROM (`);
+    expect(sqlOf(`update posts set title = 'x'`)).toBe(`UPDATE "posts" AS "posts" SET "title" = CAST('x' AS TEXT), "updated_at" = ${NOW} WHERE pe_tick("posts"."id")`);
+    expect(sqlOf(`update posts set title = 'x', updated_at = '2020-01-01T00:00:00Z'`)).not.toContain(`"updated_at" = ${NOW}`);
+    expect(sqlOf(`update todos set title = 'x'`)).not.toContain('updated_at');
+  });
+
+  it('reads auth.users as its fixed columns over the auth store, and refuses it as a target', () => {
+    const t = translateUncached('select * from auth.users', schema);
+    expect(t.statements[0]!.columns).toEqual([
+      { name: 'id', type: 'uuid', pk: true },
+      { name: 'email', type: 'text' },
+      { name: 'phone', type: 'text' },
+      { name: 'created_at', type: 'timestamptz' },
+      { name: 'updated_at', type: 'timestamptz' },
+      { name: 'last_sign_in_at', type: 'timestamptz' },
+      { name: 'email_confirmed_at', type: 'timestamptz' },
+      { name: 'raw_user_meta_data', type: 'jsonb' },
+      { name: 'raw_app_meta_data', type: 'jsonb' },
+      { name: 'is_anonymous', type: 'bool' },
+    ]);
+    expect([...t.tables]).toEqual(['auth.users']);
+    expect(sqlOf('select email from auth.users')).not.toContain('password_hash');
+    for (const sql of [`insert into auth.users (id) values ('x')`, `update auth.users set email = 'x'`, 'delete from auth.users', 'drop table auth.users', 'alter table auth.users add column x text', 'create index i on auth.users (email)']) {
+      expect(codeOf(sql), sql).toBe('invalid_request');
+    }
   });
 
   it('expands * from the schema and types columns', () => {

@@ -7,6 +7,8 @@ import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
+import { AUTH_USERS } from '../../sql/pg/reserved.js';
+import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.js';
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
@@ -129,7 +131,8 @@ export class QueryService {
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const t = await translateAsync(sql, (p) => this.#columns(lease, version, p), translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS));
+    const columns = (p: string) => this.#columns(lease, version, p);
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -279,6 +282,12 @@ export class QueryService {
     if (!t.readOnly) throw new EdgeError('missing_scope', 'only read-only SELECT statements may run without the service role', { details: { scope: 'service_role' } });
     const tables = this.#db.tables(lease);
     for (const name of t.tables) {
+      if (name === AUTH_USERS) {
+        throw new EdgeError('missing_scope', 'permission denied for table auth.users: only the service role reads it (as in Supabase, where anon and authenticated have no access to auth.users)', {
+          details: { scope: 'service_role' },
+        });
+      }
+      if (isIntrospectionView(name)) throw new EdgeError('missing_scope', `permission denied for ${name}: only the service role reads it`, { details: { scope: 'service_role' } });
       if (!tables.has(name)) throw new EdgeError('missing_scope', `table "${name}" is not readable without the service role`, { details: { scope: 'service_role' } });
     }
     return (name) => {
@@ -297,17 +306,19 @@ export class QueryService {
       c.tables = new Map();
     }
     if (c.tables.has(physical)) return c.tables.get(physical)!;
-    const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number }>;
+    const info = lease.db.pragma(`table_info(${quoteIdent(physical)})`) as Array<{ name: string; type: string; pk: number; dflt_value: string | null }>;
     let out: ColumnType[] | null = null;
     if (info.length) {
       const catalog: TableInfo | undefined = physical.includes('.') ? undefined : this.#db.tables(lease).get(physical);
       const single = info.filter((col) => col.pk > 0).length === 1;
+      const fills = catalog ? rowsApiFills(lease, physical, catalog) : null;
       // note: the rows API declares only SQLite's storage types (TEXT, INTEGER, REAL, BLOB), so for those the
       // catalog knows better; a type the translator declared (BOOLEAN, TEXT_ARRAY, …) is already exact.
       out = info.map((col) => {
         const declared = typeOfDecl(col.type);
         const type = GENERIC_DECL.test(col.type) ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
-        return { name: col.name, type, pk: single && col.pk > 0 };
+        const auto = col.dflt_value === null ? fills?.[col.name] : undefined;
+        return auto ? { name: col.name, type, pk: single && col.pk > 0, auto } : { name: col.name, type, pk: single && col.pk > 0 };
       });
     }
     c.tables.set(physical, out);
@@ -447,6 +458,18 @@ function uniqueFully(db: Database.Database, index: string, terms: string): boole
 }
 
 const GENERIC_DECL = /^(TEXT|INTEGER|REAL|BLOB|)$/i;
+
+/**
+ * The columns the translator fills for a table the rows API made (docs/sql.md "One table,
+ * two doors"): its `id` (a UUIDv7), `created_at` and `updated_at` (now; updated_at kept
+ * current on UPDATE), as the rows API does. Such a table is STRICT (store.ts), which a table
+ * made by raw DDL never is: those keep Postgres' rules (their own defaults, nothing touched).
+ */
+function rowsApiFills(lease: ProjectLease, physical: string, t: TableInfo): Record<string, ColumnType['auto']> | null {
+  const list = lease.db.pragma(`table_list(${quoteIdent(physical)})`) as Array<{ strict: number }>;
+  if (list[0]?.strict !== 1) return null;
+  return { ...(t.def.key === 'int8' ? {} : { id: 'uuid' as const }), ...(t.def.stamps === false ? {} : { created_at: 'now' as const, updated_at: 'touch' as const }) };
+}
 
 function catalogType(t: TableInfo | undefined, name: string): PgType | null {
   if (!t) return null;

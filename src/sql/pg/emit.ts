@@ -2,6 +2,8 @@ import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
+import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
+import { introspectionColumns, introspectionSql, introspectionView, isIntrospectionView, type Introspect, type IntrospectTable } from './introspect.js';
 
 /**
  * Emits SQLite from node-sql-parser's PostgreSQL AST, from an allowlist: every node
@@ -57,6 +59,8 @@ export interface EmitOptions {
   schema: SchemaLookup;
   /** Publishable callers: only tables accepted by this check may be read. */
   readable?: (physical: string) => boolean;
+  /** The project's tables for the introspection views (introspect.ts); without it they are empty. */
+  introspect?: Introspect;
 }
 
 export class Emitter {
@@ -81,12 +85,26 @@ export class Emitter {
 
   // ---------------------------------------------------------------- names
 
-  /** A table name from the AST → its physical SQLite name. */
-  physical(db: unknown, table: unknown): string {
+  /**
+   * A table name from the AST → its physical SQLite name. The platform's reserved tables
+   * (`_svc_*`, reserved.ts) are refused for every caller in every spelling; `auth.users` is
+   * a name only where a statement reads (`read`: FROM items), refused as a target.
+   */
+  physical(db: unknown, table: unknown, read = false): string {
     if (typeof table !== 'string' || table.includes('\0')) throw unsupported('this table reference');
     const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
     const name = table.toLowerCase();
     if (name.startsWith('sqlite_')) throw unsupported(`SQLite internal table ${name}`);
+    if ((schema !== null && isReservedName(schema)) || isReservedName(name)) throw reservedRefusal(schema ? `${schema}.${name}` : name);
+    if (schema === 'auth' && name === 'users') {
+      if (!read) throw authUsersReadOnly();
+      return AUTH_USERS;
+    }
+    const view = introspectionView(schema, name);
+    if (view !== null) {
+      if (!read) throw readOnlyView(view);
+      return view;
+    }
     const p = physicalName(schema, name);
     if (p === null) throw unsupported(schema ? `schema "${schema}" or table name "${name}"` : `table name "${name}"`);
     return p;
@@ -97,7 +115,24 @@ export class Emitter {
       throw new EdgeError('missing_scope', `table "${physical}" cannot be read with this key`, { details: { scope: 'service_role' } });
     }
     this.tables.add(physical);
+    // note: auth.users is its fixed subquery for the service role; other callers are refused it
+    // (query.ts: a table outside the rows API's catalog), so it needs no per-caller form.
+    if (physical === AUTH_USERS) return AUTH_USERS_SQL;
+    if (isIntrospectionView(physical)) return introspectionSql(physical, this.#introspected());
     return `\0T${physical}\0`;
+  }
+
+  #tables: IntrospectTable[] | null = null;
+
+  #introspected(): IntrospectTable[] {
+    return (this.#tables ??= this.opts.introspect?.() ?? []);
+  }
+
+  /** A physical table's columns (auth.users and the introspection views: their fixed ones). */
+  columnsOf(physical: string): ColumnType[] | null {
+    if (physical === AUTH_USERS) return [...AUTH_USERS_COLUMNS];
+    if (isIntrospectionView(physical)) return introspectionColumns(physical);
+    return this.opts.schema(physical);
   }
 
   ident(name: unknown): string {
@@ -424,10 +459,10 @@ export class Emitter {
         }
       }
     }
-    const phys = this.physical(it.db, it.table);
+    const phys = this.physical(it.db, it.table, true);
     const alias = asName ?? plain;
     const ref = this.tableRef(phys);
-    return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: this.opts.schema(phys) } };
+    return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: this.columnsOf(phys) } };
   }
 
   // ---------------------------------------------------------------- expressions

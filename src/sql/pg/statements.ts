@@ -1,6 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, PRIMARY_KEY_MARK, tickCall, unsupported, type Expr, type Node } from './emit.js';
+import { isReservedName, reservedRefusal } from './reserved.js';
 import { DECLTYPE, pgTypeOf, toCatalogType, typeNameOf, type ColumnType, type PgType } from './types.js';
 
 /** One SQLite statement of a translated Postgres statement. */
@@ -213,26 +214,59 @@ function insert(n: Node, em: Emitter): Statement {
   else throw new EdgeError('invalid_request', `relation "${t.phys}" does not exist`);
   const values = n.values as Node;
   let body: string;
+  let rows: string[][] = [];
   if (values?.type === 'values') {
-    const rows = (values.values as Node[]).map((row) => {
+    rows = (values.values as Node[]).map((row) => {
       const vals = (row.value as Node[]) ?? [];
       if (vals.length > cols.length) throw new EdgeError('invalid_request', 'INSERT has more expressions than target columns');
-      return `(${vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!))).join(', ')})`;
+      return vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!)));
     });
     if (rows.length === 0) throw unsupported('INSERT without rows');
     const width = (values.values as Node[])[0]!.value as Node[];
     cols = cols.slice(0, width.length);
-    body = `VALUES ${rows.join(', ')}`;
+    body = `VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}`;
   } else if (values?.type === 'select') {
     body = em.select(values).sql;
   } else throw unsupported('this INSERT form');
+  // note: the rows API's id and timestamps, which have no default in SQLite's table, take the ones
+  // they have through the rows API when left out (docs/sql.md "One table, two doors").
+  const fills = (t.columns ?? []).filter((c) => c.auto !== undefined && !cols.includes(c.name));
+  if (fills.length && values?.type === 'values') {
+    const extra = fills.map((c) => autoValue(c.auto!));
+    body = `VALUES ${rows.map((r) => `(${[...r, ...extra].join(', ')})`).join(', ')}`;
+  }
+  const names = [...cols, ...fills.map((c) => c.name)].map((c) => em.ident(c)).join(', ');
   const scope = [{ alias: t.alias, columns: t.columns }];
-  let sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${cols.map((c) => em.ident(c)).join(', ')}) ${body}`;
-  if (values?.type === 'select') sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${cols.map((c) => em.ident(c)).join(', ')}) SELECT * FROM (${body}) WHERE true`;
+  let sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${names}) ${body}`;
+  if (values?.type === 'select') {
+    const extra = fills.map((c) => `, ${autoValue(c.auto!)}`).join('');
+    sql = `INSERT INTO ${ref} AS ${quoteIdent(t.alias)} (${names}) SELECT *${extra} FROM (${body}) WHERE true`;
+  }
   const conflict = n.conflict as Node | undefined;
   if (conflict) sql += onConflict(conflict, em, t, scope);
   const ret = returning(n, em, scope);
   return { command: 'INSERT', steps: [{ sql: sql + ret.sql, result: true }], columns: ret.columns, readOnly: false };
+}
+
+/**
+ * A UUIDv7 (the rows API's ids): the statement's millisecond time, version 7, the variant,
+ * random bits. Native SQLite only ('now' is fixed within a statement, so both reads agree).
+ */
+const MS_HEX = `printf('%012x', CAST(strftime('%s', 'now') AS INTEGER) * 1000 + CAST(substr(strftime('%f', 'now'), 4) AS INTEGER))`;
+export const UUID_V7 =
+  `lower(substr(${MS_HEX}, 1, 8) || '-' || substr(${MS_HEX}, 9, 4) || '-7' || substr(hex(randomblob(2)), 2) || '-' || ` +
+  `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+
+/** The value the translator gives a left-out column of ColumnType.auto. */
+const autoValue = (auto: 'uuid' | 'now' | 'touch'): string => (auto === 'uuid' ? UUID_V7 : NOW);
+
+/** `, "updated_at" = now` for a table whose column is kept current (`touch`) when the SET list leaves it out. */
+function touch(columns: ColumnType[] | null, set: Node[]): string {
+  const named = new Set(set.map((x) => columnName(x)));
+  return (columns ?? [])
+    .filter((c) => c.auto === 'touch' && !named.has(c.name))
+    .map((c) => `, ${quoteIdent(c.name)} = ${NOW}`)
+    .join('');
 }
 
 /** A value assigned to a column: literals and parameters take the column's type (Postgres assignment casts). */
@@ -250,7 +284,7 @@ function onConflict(c: Node, em: Emitter, t: { phys: string; alias: string; colu
   if (action?.type === 'update') {
     if (!cols.length) throw new EdgeError('invalid_request', 'ON CONFLICT DO UPDATE requires inference specification or constraint name');
     const excluded = { alias: 'excluded', columns: t.columns };
-    const sets = setList(action.set as Node[], em, t.columns, [...scope, excluded]);
+    const sets = setList(action.set as Node[], em, t.columns, [...scope, excluded]) + touch(t.columns, action.set as Node[]);
     const where = action.where ? ` WHERE ${em.bool(action.where as Node, [...scope, excluded])}` : '';
     return ` ON CONFLICT${tgt} DO UPDATE SET ${sets}${where}`;
   }
@@ -281,14 +315,14 @@ function update(n: Node, em: Emitter): Statement {
     const parts: string[] = [];
     for (const it of items) {
       if (typeof it.table !== 'string' || it.join) throw unsupported('this UPDATE … FROM item');
-      const phys = em.physical(it.db, it.table);
+      const phys = em.physical(it.db, it.table, true);
       const alias = typeof it.as === 'string' ? it.as.toLowerCase() : it.table.toLowerCase();
       parts.push(`${em.tableRef(phys)} AS ${quoteIdent(alias)}`);
-      scope.push({ alias, columns: em.opts.schema(phys) });
+      scope.push({ alias, columns: em.columnsOf(phys) });
     }
     from = ` FROM ${parts.join(', ')}`;
   }
-  const sets = setList(n.set as Node[], em, t.columns, scope);
+  const sets = setList(n.set as Node[], em, t.columns, scope) + touch(t.columns, n.set as Node[]);
   const where = n.where ? `(${em.bool(n.where as Node, scope)}) AND ${tickCall(scope)}` : tickCall(scope);
   const ret = returning(n, em, scope);
   return {
@@ -537,6 +571,7 @@ function createIndex(n: Node, em: Emitter): Statement {
   if (using !== 'btree') throw unsupported(`index method ${using} (indexes here are B-trees)`);
   // note: an unnamed index gets Postgres' name, <table>_<columns>_idx (an expression counts as "expr").
   const name = typeof n.index === 'string' ? n.index.toLowerCase() : defaultIndexName(phys, (n.index_columns as Node[]) ?? []);
+  if (isReservedName(name)) throw reservedRefusal(name);
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw unsupported(`index name "${name}"`);
   const uniq = String(n.index_type ?? '').toLowerCase() === 'unique' ? 'UNIQUE ' : '';
   if (n.index_type && !uniq) throw unsupported(`${String(n.index_type)} indexes`);
@@ -679,7 +714,16 @@ function drop(n: Node, em: Emitter): Statement {
   }
   if (kw === 'index') {
     const list = Array.isArray(n.name) ? (n.name as Node[]) : n.name ? [n.name as Node] : [];
-    const steps = list.map((x) => ({ sql: `DROP INDEX ${ie}${em.ident((x.type === 'column_ref' ? columnName(x) : String(x.table ?? x.value ?? '')).toLowerCase())}` }));
+    const steps = list.map((x) => {
+      // note: the platform's indexes (on its _svc_* tables) are all named "_svc_…".
+      // note: a qualified name `s.i` is read as a column reference whose table is the schema.
+      const schema = x.type === 'column_ref' && typeof x.table === 'string' && x.table !== '' ? x.table.toLowerCase() : null;
+      if (schema !== null && isReservedName(schema)) throw reservedRefusal(schema);
+      if (schema !== null && schema !== 'public') throw unsupported(`schema "${schema}"`);
+      const name = (x.type === 'column_ref' ? columnName(x) : String(x.table ?? x.value ?? '')).toLowerCase();
+      if (isReservedName(name)) throw reservedRefusal(name);
+      return { sql: `DROP INDEX ${ie}${em.ident(name)}` };
+    });
     if (!steps.length) throw unsupported('DROP INDEX without an index');
     return { command: 'DROP INDEX', steps, columns: [], readOnly: false };
   }

@@ -8,6 +8,7 @@ import { Lru } from './lru.js';
 import { parseWithFallback } from './parse.js';
 import { statement, type Statement } from './statements.js';
 import type { ColumnType, SchemaLookup } from './types.js';
+import type { Introspect } from './introspect.js';
 
 
 /** A translated script: its statements and the caller parameters it uses. */
@@ -53,10 +54,10 @@ const MAX_CACHED_SQL = 16 * 1024;
  * `cacheKey` + SQL text; the key must change whenever the schema does (the caller
  * passes project id and SQLite's schema_version).
  */
-export function translate(sql: string, schema: SchemaLookup, cacheKey: string): Translation {
+export function translate(sql: string, schema: SchemaLookup, cacheKey: string, introspect?: Introspect): Translation {
   const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
-  const t = translateUncached(sql, schema);
+  const t = translateUncached(sql, schema, introspect);
   cache.set(sql, cacheKey, t);
   return t;
 }
@@ -64,7 +65,7 @@ export function translate(sql: string, schema: SchemaLookup, cacheKey: string): 
 /** A cached translation, or undefined (no parsing: the synchronous fast path of query.ts). */
 export const cachedTranslation = (sql: string, cacheKey: string): Translation | undefined => cache.get(sql, cacheKey);
 
-export function translateUncached(sql: string, schema: SchemaLookup): Translation {
+export function translateUncached(sql: string, schema: SchemaLookup, introspect?: Introspect): Translation {
   checkSql(sql);
   const nodes: unknown[] = [];
   // note: as parseScript, synchronously.
@@ -82,14 +83,14 @@ export function translateUncached(sql: string, schema: SchemaLookup): Translatio
     }
     nodes.push(...marked(part, ast));
   }
-  return fromAst(nodes, schema);
+  return fromAst(nodes, schema, introspect);
 }
 
 /**
  * The same with parsing elsewhere (`parse`: the SQL worker pool — node-sql-parser takes
  * about a second per 100 KB, which must not block the main thread). Cached like translate().
  */
-export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>): Promise<Translation> {
+export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect): Promise<Translation> {
   const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
   checkSql(sql);
@@ -100,7 +101,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
     if (err instanceof EdgeError) throw err;
     throw parseError(err, sql);
   }
-  const t = fromAst(ast, schema);
+  const t = fromAst(ast, schema, introspect);
   cache.set(sql, cacheKey, t);
   return t;
 }
@@ -469,7 +470,7 @@ function parseError(err: unknown, sql: string): EdgeError {
   });
 }
 
-function fromAst(ast: unknown, schema: SchemaLookup): Translation {
+function fromAst(ast: unknown, schema: SchemaLookup, introspect?: Introspect): Translation {
   const nodes = (Array.isArray(ast) ? ast : [ast]).filter((n): n is Node => n !== null && typeof n === 'object');
   if (nodes.length === 0) throw new EdgeError('invalid_field', 'sql: contains no statement', { details: { field: 'sql' } });
   if (nodes.length > MAX_STATEMENTS) throw unsupported(`more than ${MAX_STATEMENTS} statements in one request`);
@@ -480,7 +481,7 @@ function fromAst(ast: unknown, schema: SchemaLookup): Translation {
   const tables = new Set<string>();
   let maxParam = 0;
   for (const n of nodes) {
-    const em = new Emitter({ schema: view });
+    const em = new Emitter(introspect ? { schema: view, introspect } : { schema: view });
     const s = statement(n, em);
     statements.push(s);
     for (const t of em.tables) tables.add(t);

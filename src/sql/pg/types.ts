@@ -29,6 +29,13 @@ export interface ColumnType {
   type: PgType | null;
   /** The table's single-column primary key. */
   pk?: boolean;
+  /**
+   * What the translator fills in where SQLite's table has no default (the rows API's `id`,
+   * `created_at` and `updated_at`, docs/sql.md "One table, two doors"): `uuid` a new
+   * UUIDv7 when an INSERT leaves the column out; `now` the statement's time when an INSERT
+   * leaves it out; `touch` the same, and also on every UPDATE that does not set it.
+   */
+  auto?: 'uuid' | 'now' | 'touch';
 }
 
 /** Reads a physical table's columns (in physical order); null when the table does not exist. */
