@@ -212,12 +212,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   };
 }
 
-/** The tables a webhook may name: the rows API's (columns of a relational table; null for a document table). */
+/** The tables a webhook may name: the rows API's (their model, for the filter's compiler). */
 function webhookTables(db: DbService): TableLookup {
   return (lease, name) => {
     try {
-      const t = db.table(lease, name);
-      return { columns: t.def.kind === 'document' ? null : new Set(t.cols.keys()) };
+      return db.table(lease, name);
     } catch {
       return null;
     }

@@ -1,4 +1,6 @@
 import type { ProjectLease } from '../../project/registry.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { realtimeStore } from '../realtime/store.js';
 
 /**
  * The SQL of the webhooks service: `_svc_webhooks.webhooks` and `_svc_webhooks.deliveries`
@@ -115,4 +117,13 @@ export const deliveryStore = {
   requeue: (p: ProjectLease, id: string, at: string): void => {
     p.stmt(`UPDATE ${D} SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE id = ?`).run(at, id);
   },
+};
+
+/**
+ * A webhook filter run on a change's stored row image: the same SQL realtime runs (the image
+ * read back as the table's columns, the rows API's WHERE terms on it), in the project file.
+ */
+export const imageMatch = {
+  sql: (t: TableInfo, where: readonly string[]): string => realtimeStore.visibilitySql(t, where),
+  run: (p: ProjectLease, sql: string, image: string, params: readonly unknown[]): boolean => realtimeStore.visible(p, sql, image, params),
 };

@@ -11,8 +11,9 @@ import { changeStore } from '../../events/change-store.js';
 import { advanceCursor, deleteCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
 import type { OutboundClient } from '../../net/outbound.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
-import { matches, parseFilter, type Condition } from './filter.js';
-import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { compileFilter, parseFilter, type WhereQuery } from './filter.js';
+import { deliveryStore, imageMatch, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
 
 /**
  * Webhooks (docs/api.md "Webhooks"): registered endpoints, signed deliveries of the change log.
@@ -35,13 +36,16 @@ const DISPATCH_BATCH = 500;
 export const DEAD_IN_A_ROW = 5;
 const ERROR_MAX = 500;
 
-/** What a table lookup tells the service: null for an unknown table; `columns` null for a document table. */
-export type TableLookup = (lease: ProjectLease, table: string) => { columns: ReadonlySet<string> | null } | null;
+/** The rows API's table a webhook may name (its model, recompiled after DDL), or null for an unknown one. */
+export type TableLookup = (lease: ProjectLease, table: string) => TableInfo | null;
 
 interface Hook {
   row: WebhookRow;
   events: ReadonlySet<string>;
-  filter: Condition[];
+  /** null: no filter; false: a stored filter that no longer parses (matches nothing). */
+  filter: WhereQuery | null | false;
+  /** The filter compiled for one table version (a new TableInfo after DDL recompiles); sql null: matches nothing. */
+  compiled: { t: TableInfo; sql: string | null; params: unknown[] } | null;
 }
 
 export interface WebhookView {
@@ -49,7 +53,7 @@ export interface WebhookView {
   url: string;
   events: string[];
   table: string | null;
-  filter: string[] | null;
+  filter: string | string[] | null;
   enabled: boolean;
   description: string | null;
   failure_count: number;
@@ -151,7 +155,7 @@ export class WebhookService {
       // note: the webhook gets the changes committed after it: those the cursor has not passed yet included.
       const since = Math.max(cursor.seq, changeStore.newest(lease));
       row = {
-        id, url, events: JSON.stringify(events), tbl: table, filter: filter === null ? null : JSON.stringify(filter), enabled: enabled ? 1 : 0,
+        id, url, events: JSON.stringify(events), tbl: table, filter, enabled: enabled ? 1 : 0,
         description, secret: this.#sealer.seal(lease.projectId, 'webhooks', id, secret), old_secret: null, old_secret_until: null,
         since_seq: since, failure_count: 0, disabled_reason: null, created_at: at, updated_at: at,
       };
@@ -169,8 +173,7 @@ export class WebhookService {
     if (body.events !== undefined) row.events = JSON.stringify(parseEvents(body.events));
     if (body.table !== undefined) row.tbl = this.#table(lease, body.table);
     if (body.filter !== undefined || body.table !== undefined) {
-      const f = this.#filter(lease, body.filter !== undefined ? body.filter : row.filter === null ? null : JSON.parse(row.filter), row.tbl);
-      row.filter = f === null ? null : JSON.stringify(f);
+      row.filter = this.#filter(lease, body.filter !== undefined ? body.filter : row.filter === null ? null : JSON.parse(row.filter), row.tbl);
     }
     if (body.description !== undefined) row.description = parseDescription(body.description);
     if (body.enabled !== undefined) {
@@ -369,10 +372,9 @@ export class WebhookService {
           for (const c of read.changes) {
             let body: ChangeBody | null = null;
             for (const h of hooks) {
-              if (!wants(h, c)) continue;
+              if (!wants(h, c) || !this.#passes(lease, h, c)) continue;
               body ??= changeBody(c);
               const d = deliveryFor(h, c, body, at);
-              if (d === null) continue;
               deliveryStore.insert(lease, d);
               created.push(d.id);
             }
@@ -599,7 +601,8 @@ export class WebhookService {
       hooks = webhookStore.list(lease).map((row) => ({
         row,
         events: new Set(JSON.parse(row.events) as string[]),
-        filter: row.filter === null ? [] : parseFilter(JSON.parse(row.filter), null),
+        filter: row.filter === null ? null : safeParse(row.filter),
+        compiled: null,
       }));
       this.#hooks.set(lease.projectId, hooks);
     }
@@ -636,12 +639,41 @@ export class WebhookService {
     return v;
   }
 
-  #filter(lease: ProjectLease, v: unknown, table: string | null): string[] | null {
-    if (v === null || v === undefined) return null;
+  /** Checks a written filter against the table; the stored form (JSON of the value as given), or null for none. */
+  #filter(lease: ProjectLease, v: unknown, table: string | null): string | null {
+    const q = parseFilter(v);
+    if (q === null) return null;
     if (table === null) throw invalidField('filter', 'a filter needs a table');
-    const info = this.#tables(lease, table);
-    parseFilter(v, info?.columns ?? null);
-    return (v as string[]).length ? (v as string[]) : null;
+    const t = this.#tables(lease, table);
+    if (t === null) throw invalidField('table', `there is no table "${table.slice(0, 128)}"`);
+    compileFilter(t, q);
+    return JSON.stringify(v);
+  }
+
+  /**
+   * Whether the change's row (the new row; the old one for a delete) passes the hook's filter:
+   * the rows API's compiled terms run by SQLite on the stored row image (as realtime does).
+   * A row without an image (logged before images were kept) or a filter that no longer
+   * compiles (a column dropped since) matches nothing.
+   */
+  #passes(lease: ProjectLease, h: Hook, c: LoggedChange): boolean {
+    if (h.filter === null) return true;
+    if (h.filter === false) return false;
+    const image = c.op === 'delete' ? c.oldRow : c.newRow;
+    if (image === null) return false;
+    const t = this.#tables(lease, c.table);
+    if (t === null) return false;
+    let k = h.compiled;
+    if (k === null || k.t !== t) {
+      try {
+        const { where, params } = compileFilter(t, h.filter);
+        k = { t, sql: imageMatch.sql(t, where), params };
+      } catch {
+        k = { t, sql: null, params: [] };
+      }
+      h.compiled = k;
+    }
+    return k.sql !== null && imageMatch.run(lease, k.sql, image, k.params);
   }
 
   #open(projectId: string, id: string, sealed: string, old: boolean): string {
@@ -726,6 +758,15 @@ function wants(h: Hook, c: LoggedChange): boolean {
   return h.row.enabled === 1 && c.seq > h.row.since_seq && h.events.has(`db.${c.op}`) && (h.row.tbl === null || h.row.tbl === c.table);
 }
 
+/** A stored filter read back; false for one that no longer parses (it matches nothing). */
+function safeParse(stored: string): WhereQuery | null | false {
+  try {
+    return parseFilter(JSON.parse(stored));
+  } catch {
+    return false;
+  }
+}
+
 /** A row in the rows API's wire shape, from the change's `data` and its stored image (id and timestamps). */
 function wireRow(id: string, data: Record<string, unknown> | null, image: string | null): { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string } | null {
   if (data === null) return null;
@@ -746,8 +787,6 @@ function wireRow(id: string, data: Record<string, unknown> | null, image: string
 /** What every webhook's payload of one change shares: the row images read once, the body after its `id`. */
 interface ChangeBody {
   type: string;
-  /** The row the filter sees: the new row, or the old one for a delete. */
-  row: ReturnType<typeof wireRow>;
   /** The payload's JSON after `{"id":"…",`. */
   rest: string;
 }
@@ -757,11 +796,10 @@ function changeBody(c: LoggedChange): ChangeBody {
   const oldRecord = wireRow(c.id, c.old, c.oldRow);
   const type = `db.${c.op}`;
   const rest = JSON.stringify({ type, table: c.table, record, old_record: oldRecord, occurred_at: c.at }).slice(1);
-  return { type, row: c.op === 'delete' ? oldRecord : record, rest };
+  return { type, rest };
 }
 
-function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow | null {
-  if (!matches(h.filter, body.row)) return null;
+function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow {
   const id = uuidv7();
   // note: the same text JSON.stringify({ id, type, table, record, old_record, occurred_at }) gives.
   const payload = `{"id":"${id}",${body.rest}`;
@@ -777,7 +815,7 @@ function view(r: WebhookRow): WebhookView {
     url: r.url,
     events: JSON.parse(r.events) as string[],
     table: r.tbl,
-    filter: r.filter === null ? null : (JSON.parse(r.filter) as string[]),
+    filter: r.filter === null ? null : (JSON.parse(r.filter) as string | string[]),
     enabled: r.enabled === 1,
     description: r.description,
     failure_count: r.failure_count,
