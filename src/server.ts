@@ -199,6 +199,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       webhooks.close();
       await http?.shutdown(5000);
       await jobsSystem.close();
+      outbound.close();
       realtime.stop();
       live.close();
       functions.close();

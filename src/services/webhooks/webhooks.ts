@@ -451,6 +451,8 @@ export class WebhookService {
         timeoutMs: this.#config.webhookTimeoutMs,
         maxResponseBytes: this.#config.webhookMaxResponseBytes,
         overflow: 'truncate',
+        // note: receivers de-duplicate on webhook-id: a send cut on a stale kept-alive connection may go again.
+        atLeastOnce: true,
       });
       status = res.status;
       retryAfter = res.headers['retry-after'];
