@@ -82,6 +82,17 @@ export interface WebhookOptions {
   log?: (msg: string, err?: unknown) => void;
 }
 
+/** One attempt's outcome, waiting for the turn's write (`#record`). */
+interface Outcome {
+  d: DeliveryRow;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  blocked: boolean;
+  retryAfter: string | undefined;
+  done: () => void;
+}
+
 const RUN_TX = 'webhooks.tx';
 const newTx = (lease: ProjectLease): ((fn: () => void) => void) => {
   const t = lease.db.transaction((f: () => void) => f());
@@ -110,6 +121,9 @@ export class WebhookService {
   /** Opened secrets by project and sealed text. */
   readonly #secrets = new Map<string, string>();
   readonly #queue: { projectId: string; id: string }[] = [];
+  /** Attempt outcomes waiting for this turn's write, by project. */
+  readonly #outcomes = new Map<string, Outcome[]>();
+  #flushOutcomesQueued = false;
   #running = 0;
   #closed = false;
 
@@ -316,6 +330,8 @@ export class WebhookService {
    * (the databases close next): those deliveries stay pending and are made again after a start.
    */
   close(): void {
+    // note: outcomes already in hand are written now (fewer repeats after the restart).
+    this.#flushOutcomes();
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
@@ -463,55 +479,99 @@ export class WebhookService {
       blocked = e.code === 'outbound_blocked' || e.code === 'invalid_request';
     }
     const durationMs = Math.round(performance.now() - started);
-    this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
+    await this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
   }
 
-  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): void {
+  /**
+   * Queues one attempt's outcome; resolves once it is written. The outcomes of a loop turn are
+   * written together, one transaction per project (`#flush`), not one per attempt. The attempt
+   * stays in flight (#inFlight) until then, so it is never started twice; a crash before the
+   * write leaves the delivery pending: it is made again (at least once).
+   */
+  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((done) => {
+      let list = this.#outcomes.get(projectId);
+      if (list === undefined) this.#outcomes.set(projectId, (list = []));
+      list.push({ d, status, error, durationMs, blocked, retryAfter, done });
+      if (this.#flushOutcomesQueued) return;
+      this.#flushOutcomesQueued = true;
+      setImmediate(() => this.#flushOutcomes());
+    });
+  }
+
+  #flushOutcomes(): void {
+    this.#flushOutcomesQueued = false;
+    const all = [...this.#outcomes];
+    this.#outcomes.clear();
+    for (const [projectId, list] of all) {
+      try {
+        this.#writeOutcomes(projectId, list);
+      } finally {
+        for (const o of list) o.done();
+      }
+    }
+  }
+
+  #writeOutcomes(projectId: string, list: readonly Outcome[]): void {
+    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
+    if (this.#closed) return;
     const lease = this.#tryAcquire(projectId);
     if (!lease) return;
-    let next: number | null = null;
+    const wakes: number[] = [];
     let disabled = false;
-    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
-    if (this.#closed) return lease.release();
     try {
       tx(lease, () => {
-        const cur = deliveryStore.byId(lease, d.id);
-        if (!cur || cur.status !== 'pending') return;
-        const attempts = cur.attempts + 1;
-        const base = { attempts, response_status: status, error, duration_ms: durationMs };
-        const ok = status !== null && status >= 200 && status <= 299;
-        const at = this.#iso();
-        if (ok) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
-          if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
-          return;
+        for (const o of list) {
+          const r = this.#apply(lease, o);
+          if (r.disabled) disabled = true;
+          if (r.next !== null) wakes.push(r.next);
         }
-        if (cur.test) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-        if (status === 410) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-          webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
-          disabled = true;
-          return;
-        }
-        if (blocked) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-        if (attempts >= this.#config.webhookMaxAttempts) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
-          if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
-            webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
-            disabled = true;
-          }
-          return;
-        }
-        next = this.#now() + this.backoff(attempts, retryAfter);
-        deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
       });
     } catch (err) {
-      this.#log(`webhook delivery ${d.id}: outcome not recorded`, err);
+      this.#log(`webhook deliveries of project ${projectId}: ${list.length} outcomes not recorded`, err);
     } finally {
       lease.release();
     }
     if (disabled) this.#hooks.delete(projectId);
-    if (next !== null) this.#wake(projectId, next);
+    if (wakes.length) this.#wake(projectId, Math.min(...wakes));
+  }
+
+  /** Writes one outcome (inside the flush's transaction): the next attempt's time, whether it disabled the webhook. */
+  #apply(lease: ProjectLease, o: Outcome): { next: number | null; disabled: boolean } {
+    const { d, status, error, durationMs, blocked, retryAfter } = o;
+    const none = { next: null, disabled: false };
+    const cur = deliveryStore.byId(lease, d.id);
+    if (!cur || cur.status !== 'pending') return none;
+    const attempts = cur.attempts + 1;
+    const base = { attempts, response_status: status, error, duration_ms: durationMs };
+    const ok = status !== null && status >= 200 && status <= 299;
+    const at = this.#iso();
+    if (ok) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
+      if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
+      return none;
+    }
+    if (cur.test || blocked) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+      return none;
+    }
+    if (status === 410) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+      webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
+      return { next: null, disabled: true };
+    }
+    if (attempts >= this.#config.webhookMaxAttempts) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
+      if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
+        webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
+        return { next: null, disabled: true };
+      }
+      return none;
+    }
+    const next = this.#now() + this.backoff(attempts, retryAfter);
+    deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
+    return { next, disabled: false };
   }
 
   /**
