@@ -160,6 +160,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     } catch (err) {
       log(`change log of project ${lease.projectId} not pruned`, err);
     }
+    try {
+      webhooks.pruneLog(lease);
+    } catch (err) {
+      log(`webhook delivery log of project ${lease.projectId} not pruned`, err);
+    }
   };
   registry.onMaintain(prune);
   const pruneTimer = setInterval(() => {

@@ -35,6 +35,8 @@ const DISPATCH_BATCH = 500;
 /** Dead deliveries in a row that disable a webhook. */
 export const DEAD_IN_A_ROW = 5;
 const ERROR_MAX = 500;
+/** Delivery rows one retention run deletes at most per webhook and rule. */
+const PRUNE_BATCH = 10_000;
 
 /** The rows API's table a webhook may name (its model, recompiled after DDL), or null for an unknown one. */
 export type TableLookup = (lease: ProjectLease, table: string) => TableInfo | null;
@@ -292,6 +294,28 @@ export class WebhookService {
     } finally {
       l.release();
     }
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /**
+   * Prunes the delivery log (maintenance, server.ts): finished deliveries (delivered, failed,
+   * dead) older than `webhookLogRetentionS`, and past the newest `webhookLogKeep` finished ones
+   * of each webhook. Pending ones are never touched. At most PRUNE_BATCH rows per webhook and
+   * rule a run (the rest at the next). Returns how many went.
+   */
+  pruneLog(lease: ProjectLease): number {
+    const { webhookLogRetentionS: age, webhookLogKeep: keep } = this.#config;
+    if (age === 0 && keep === 0) return 0;
+    const before = new Date(this.#now() - age * 1000).toISOString();
+    let n = 0;
+    tx(lease, () => {
+      for (const id of webhookStore.ids(lease)) {
+        if (age > 0) n += deliveryStore.pruneOlder(lease, id, before, PRUNE_BATCH);
+        if (keep > 0) n += deliveryStore.pruneBeyond(lease, id, keep, PRUNE_BATCH);
+      }
+    });
+    return n;
   }
 
   // ---------------------------------------------------------------- lifecycle
