@@ -144,6 +144,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     topics,
     projectExists: (id) => projects.exists(id),
     onRecord: (r: RequestRecord) => {
+      webhooks.noteRequest();
       if (r.projectId !== null) live.recordRequest(r.projectId, r.method, r.route, r.status, r.durationMs);
       traffic.record(r.geo);
     },

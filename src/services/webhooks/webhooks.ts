@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config.js';
 import type { Sealer } from '../../control/seal.js';
@@ -35,6 +36,10 @@ const DISPATCH_BATCH = 500;
 /** Dead deliveries in a row that disable a webhook. */
 export const DEAD_IN_A_ROW = 5;
 const ERROR_MAX = 500;
+/** How often request load is sampled, ms, and the event-loop use above which the server counts as busy. */
+const LOAD_SAMPLE_MS = 100;
+const BUSY_ELU = 0.75;
+const BUSY_DISPATCH_MS = 100;
 /** Delivery rows one retention run deletes at most per webhook and rule. */
 const PRUNE_BATCH = 10_000;
 
@@ -123,6 +128,11 @@ export class WebhookService {
   /** Opened secrets by project and sealed text. */
   readonly #secrets = new Map<string, string>();
   readonly #queue: { projectId: string; id: string }[] = [];
+  /** Request load (`noteRequest`, `#sample`): requests answered since the last sample, busy as of it. */
+  #requests = 0;
+  #busy = false;
+  #elu: EventLoopUtilization | null = null;
+  #sampler: NodeJS.Timeout | null = null;
   /** Attempt outcomes waiting for this turn's write, by project. */
   readonly #outcomes = new Map<string, Outcome[]>();
   #flushOutcomesQueued = false;
@@ -296,6 +306,28 @@ export class WebhookService {
     }
   }
 
+  // ---------------------------------------------------------------- load
+
+  /** One request answered (server.ts, the pipeline's record hook): what `#sample` weighs. */
+  noteRequest(): void {
+    this.#requests++;
+  }
+
+  /**
+   * Every LOAD_SAMPLE_MS: busy when requests were answered in the interval and the event loop
+   * was working more than BUSY_ELU of it. Busy lowers the delivery concurrency (`#drain`);
+   * the end of busy starts what waited.
+   */
+  #sample(): void {
+    const elu = performance.eventLoopUtilization(this.#elu ?? undefined);
+    this.#elu = performance.eventLoopUtilization();
+    const busy = this.#requests > 0 && elu.utilization > BUSY_ELU;
+    this.#requests = 0;
+    if (busy === this.#busy) return;
+    this.#busy = busy;
+    if (!busy) this.#drain();
+  }
+
   // ---------------------------------------------------------------- retention
 
   /**
@@ -325,6 +357,11 @@ export class WebhookService {
    * passed and schedules its pending deliveries. Runs in the background, one project a turn.
    */
   start(projectIds: readonly string[]): void {
+    if (this.#sampler === null && !this.#closed) {
+      this.#elu = performance.eventLoopUtilization();
+      this.#sampler = setInterval(() => this.#sample(), LOAD_SAMPLE_MS);
+      this.#sampler.unref();
+    }
     let i = 0;
     const step = (): void => {
       if (this.#closed || i >= projectIds.length) return;
@@ -357,6 +394,8 @@ export class WebhookService {
     // note: outcomes already in hand are written now (fewer repeats after the restart).
     this.#flushOutcomes();
     this.#closed = true;
+    if (this.#sampler) clearInterval(this.#sampler);
+    this.#sampler = null;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#queue.length = 0;
@@ -374,13 +413,17 @@ export class WebhookService {
     this.#dirty.add(projectId);
     if (this.#flushQueued || this.#closed) return;
     this.#flushQueued = true;
-    // note: after the writing request's turn: a burst of inserts is dispatched in one transaction.
-    setImmediate(() => {
+    const run = (): void => {
       this.#flushQueued = false;
       const ids = [...this.#dirty];
       this.#dirty.clear();
       for (const id of ids) this.#dispatch(id);
-    });
+    };
+    // note: after the writing request's turn: a burst of inserts is dispatched in one transaction;
+    // while the server is busy with requests, every BUSY_DISPATCH_MS (the changes of that time in
+    // one transaction a batch; the change log holds them meanwhile, nothing is lost).
+    if (this.#busy) setTimeout(run, BUSY_DISPATCH_MS).unref();
+    else setImmediate(run);
   }
 
   /** Turns the changes after the cursor into delivery rows (and advances it) in one transaction per batch. */
@@ -440,8 +483,14 @@ export class WebhookService {
     this.#drain();
   }
 
+  /**
+   * Starts queued attempts up to the concurrency: the full setting while the server is not
+   * busy with requests, a sixteenth of it (at least 1) while it is (`#sample`), so deliveries
+   * take a bounded share of the one event loop under request load and catch up after it.
+   */
   #drain(): void {
-    while (!this.#closed && this.#running < this.#config.webhookConcurrency && this.#queue.length) {
+    const limit = this.#busy ? Math.max(1, Math.floor(this.#config.webhookConcurrency / 16)) : this.#config.webhookConcurrency;
+    while (!this.#closed && this.#running < limit && this.#queue.length) {
       const { projectId, id } = this.#queue.shift()!;
       this.#running++;
       void this.#attempt(projectId, id).finally(() => {
