@@ -40,6 +40,9 @@ const ERROR_MAX = 500;
 const LOAD_SAMPLE_MS = 100;
 const BUSY_ELU = 0.75;
 const BUSY_DISPATCH_MS = 100;
+/** Attempts waiting in memory at most (the rest wait in their rows), and when a full queue is looked at again, ms. */
+const MAX_QUEUE = 10_000;
+const QUEUE_FULL_RETRY_MS = 250;
 /** Delivery rows one retention run deletes at most per webhook and rule. */
 const PRUNE_BATCH = 10_000;
 
@@ -478,6 +481,12 @@ export class WebhookService {
 
   #enqueue(projectId: string, id: string): void {
     if (this.#closed || this.#inFlight.has(id)) return;
+    if (this.#queue.length >= MAX_QUEUE) {
+      // note: the queue in memory is bounded; the delivery waits in its row (pending, due) and the
+      // project's pump takes it up once there is room.
+      this.#wake(projectId, this.#now() + QUEUE_FULL_RETRY_MS);
+      return;
+    }
     this.#inFlight.add(id);
     this.#queue.push({ projectId, id });
     this.#drain();
@@ -696,6 +705,7 @@ export class WebhookService {
   #pump(projectId: string): void {
     this.#dirty.delete(projectId);
     this.#dispatch(projectId);
+    if (this.#queue.length >= MAX_QUEUE) return this.#wake(projectId, this.#now() + QUEUE_FULL_RETRY_MS);
     const lease = this.#tryAcquire(projectId);
     if (!lease) return;
     const start: string[] = [];
