@@ -12,6 +12,7 @@ export interface WebhookRow {
   url: string;
   events: string;
   tbl: string | null;
+  /** JSON of the filter as written: a query-string text or an array of field.op.value strings (filter.ts); null: none. */
   filter: string | null;
   enabled: number;
   description: string | null;
