@@ -140,6 +140,10 @@ export interface Config {
   readonly webhookSecretOverlapS: number;
   /** Webhooks: delivery attempts in flight at once (all projects). */
   readonly webhookConcurrency: number;
+  /** Webhooks: seconds a finished (delivered, failed, dead) delivery is kept in the log; 0: no age limit. */
+  readonly webhookLogRetentionS: number;
+  /** Webhooks: finished deliveries kept per webhook, the newest; 0: no count limit. */
+  readonly webhookLogKeep: number;
   /** Time a client has to send a request's headers, ms (node:http; uWS has its own 10 s). */
   readonly headersTimeoutMs: number;
   /** Time a client has to send a whole request, headers and body, ms (both backends); 0: none. */
@@ -279,6 +283,8 @@ export function loadConfig(overrides: ConfigOverrides, env: NodeJS.ProcessEnv): 
     webhookMaxAttempts: int(env.PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS, 'PLATFORM_EDGE_WEBHOOK_MAX_ATTEMPTS') ?? 10,
     webhookSecretOverlapS: int(env.PLATFORM_EDGE_WEBHOOK_SECRET_OVERLAP_S, 'PLATFORM_EDGE_WEBHOOK_SECRET_OVERLAP_S') ?? 86_400,
     webhookConcurrency: int(env.PLATFORM_EDGE_WEBHOOK_CONCURRENCY, 'PLATFORM_EDGE_WEBHOOK_CONCURRENCY') ?? 64,
+    webhookLogRetentionS: int(env.PLATFORM_EDGE_WEBHOOK_LOG_RETENTION_S, 'PLATFORM_EDGE_WEBHOOK_LOG_RETENTION_S') ?? 7 * 86_400,
+    webhookLogKeep: int(env.PLATFORM_EDGE_WEBHOOK_LOG_KEEP, 'PLATFORM_EDGE_WEBHOOK_LOG_KEEP') ?? 1000,
     headersTimeoutMs: int(env.PLATFORM_EDGE_HEADERS_TIMEOUT_MS, 'PLATFORM_EDGE_HEADERS_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.headersTimeoutMs,
     requestTimeoutMs: int(env.PLATFORM_EDGE_REQUEST_TIMEOUT_MS, 'PLATFORM_EDGE_REQUEST_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs,
     keepAliveTimeoutMs: int(env.PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS, 'PLATFORM_EDGE_KEEP_ALIVE_TIMEOUT_MS') ?? DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,

@@ -149,6 +149,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     topics,
     projectExists: (id) => projects.exists(id),
     onRecord: (r: RequestRecord) => {
+      webhooks.noteRequest();
       if (r.projectId !== null) live.recordRequest(r.projectId, r.method, r.route, r.status, r.durationMs);
       traffic.record(r.geo);
     },
@@ -164,6 +165,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       pruneChangeLog(lease, retention);
     } catch (err) {
       log(`change log of project ${lease.projectId} not pruned`, err);
+    }
+    try {
+      webhooks.pruneLog(lease);
+    } catch (err) {
+      log(`webhook delivery log of project ${lease.projectId} not pruned`, err);
     }
   };
   registry.onMaintain((lease, when) => {
@@ -209,6 +215,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
       webhooks.close();
       await http?.shutdown(5000);
       await jobsSystem.close();
+      outbound.close();
       realtime.stop();
       live.close();
       functions.close();
@@ -222,12 +229,11 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   };
 }
 
-/** The tables a webhook may name: the rows API's (columns of a relational table; null for a document table). */
+/** The tables a webhook may name: the rows API's (their model, for the filter's compiler). */
 function webhookTables(db: DbService): TableLookup {
   return (lease, name) => {
     try {
-      const t = db.table(lease, name);
-      return { columns: t.def.kind === 'document' ? null : new Set(t.cols.keys()) };
+      return db.table(lease, name);
     } catch {
       return null;
     }

@@ -19,6 +19,12 @@ import { blockedRange, isLoopback } from './address-guard.js';
  *   TLS SNI, certificate check and `Host` keep the name.
  * - No redirect is followed unless asked; each hop is checked again as a new URL.
  * - Connect and total timeouts, a cap on the response body.
+ * - Connections are kept alive and reused per (purpose, scheme, host, port, checked address
+ *   set): a keep-alive agent per such key, whose sockets were all opened through the pinned
+ *   lookup of that very address set, so a reused socket goes to an address that was checked
+ *   for this host (a new DNS answer is a new key, a fresh connection). Bounded: sockets per
+ *   key, idle sockets per key, agents (the least recently used one is dropped), an idle
+ *   timeout; `close()` ends them all.
  *
  * Errors are EdgeErrors (src/core/errors.ts holds the one error type every layer uses):
  * 400 `outbound_blocked` (refused by the policy, before any connection), 502
@@ -48,7 +54,28 @@ export interface OutboundRequest {
   /** Past `maxResponseBytes`: `error` (default) fails with `response_too_large`; `truncate` answers with the bytes read so far (the status counts, the rest is not read). */
   overflow?: 'error' | 'truncate';
   signal?: AbortSignal;
+  /**
+   * The receiver takes a repeat (it de-duplicates, as a webhook receiver on `webhook-id`): a
+   * request cut on a reused idle connection before any answer (the server closed it as we
+   * sent) is sent once more on a fresh connection. Always so for GET, HEAD, OPTIONS, PUT, DELETE.
+   */
+  atLeastOnce?: boolean;
 }
+
+/** The connection pool's bounds (constructor option; the defaults suit every purpose). */
+export interface PoolSettings {
+  /** Sockets at once per key (further requests wait for one). */
+  maxSockets: number;
+  /** Idle sockets kept per key. */
+  maxFreeSockets: number;
+  /** An idle socket is closed after this long, ms (below the usual 5 s of a server's keep-alive). */
+  idleMs: number;
+  /** Keys (agents) kept; past it the least recently used one is dropped. */
+  maxAgents: number;
+}
+
+export const DEFAULT_POOL: PoolSettings = { maxSockets: 64, maxFreeSockets: 16, idleMs: 4000, maxAgents: 256 };
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 export interface OutboundResponse {
   status: number;
@@ -90,10 +117,58 @@ export interface CheckedUrl {
 export class OutboundClient {
   readonly #settings: OutboundSettings;
   readonly #resolve: Resolver;
+  readonly #pool: PoolSettings;
+  /** Keep-alive agents by (purpose, scheme, host, port, checked addresses), least recently used first. */
+  readonly #agents = new Map<string, http.Agent>();
+  #closed = false;
 
-  constructor(settings: OutboundSettings, opts: { resolve?: Resolver } = {}) {
+  constructor(settings: OutboundSettings, opts: { resolve?: Resolver; pool?: Partial<PoolSettings> } = {}) {
     this.#settings = settings;
     this.#resolve = opts.resolve ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
+    this.#pool = { ...DEFAULT_POOL, ...opts.pool };
+  }
+
+  /** Pooled keys and their sockets (open and idle), for tests and the live view. */
+  get poolStats(): { agents: number; sockets: number; idle: number } {
+    let sockets = 0;
+    let idle = 0;
+    for (const a of this.#agents.values()) {
+      for (const list of Object.values(a.sockets)) sockets += list?.length ?? 0;
+      for (const list of Object.values(a.freeSockets)) idle += list?.length ?? 0;
+    }
+    return { agents: this.#agents.size, sockets, idle };
+  }
+
+  /** Ends every pooled connection; later requests open their own, unpooled (server close). */
+  close(): void {
+    this.#closed = true;
+    for (const a of this.#agents.values()) a.destroy();
+    this.#agents.clear();
+  }
+
+  /** The keep-alive agent of this key (made on first use); false (a connection of its own) after close. */
+  #agent(purpose: OutboundPurpose, target: CheckedUrl, addresses: readonly { address: string; family: number }[]): http.Agent | false {
+    if (this.#closed) return false;
+    const u = target.url;
+    const key = [purpose, u.protocol, target.host, u.port, addresses.map((a) => a.address).join(',')].join(' ');
+    let agent = this.#agents.get(key);
+    if (agent !== undefined) {
+      // note: most recently used last, so the first is the one to drop.
+      this.#agents.delete(key);
+      this.#agents.set(key, agent);
+      return agent;
+    }
+    const p = this.#pool;
+    const opts = { keepAlive: true, maxSockets: p.maxSockets, maxFreeSockets: p.maxFreeSockets, timeout: p.idleMs, scheduling: 'lifo' as const };
+    agent = u.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    if (this.#agents.size >= p.maxAgents) {
+      const [oldKey, old] = this.#agents.entries().next().value as [string, http.Agent];
+      this.#agents.delete(oldKey);
+      // note: its idle sockets go now; those in use finish their request, then time out idle.
+      for (const list of Object.values(old.freeSockets)) for (const sock of list ?? []) sock.destroy();
+    }
+    this.#agents.set(key, agent);
+    return agent;
   }
 
   /**
@@ -163,7 +238,17 @@ export class OutboundClient {
     try {
       for (let hop = 0; ; hop++) {
         const addresses = await this.#addresses(target, ac.signal);
-        const res = await send(target, addresses, m, headers, body, limits, req.redirect === 'follow', ac.signal);
+        const agent = this.#agent(req.purpose, target, addresses);
+        let res: Omit<OutboundResponse, 'url' | 'redirects'>;
+        try {
+          res = await send(target, addresses, m, headers, body, limits, req.redirect === 'follow', ac.signal, agent);
+        } catch (err) {
+          // note: the server closed an idle kept-alive connection as this request went out on it:
+          // nothing was answered; a request that may be repeated goes once more, on a fresh connection.
+          if (!(err instanceof StaleSocket)) throw err;
+          if (!(req.atLeastOnce === true || IDEMPOTENT.has(m))) throw err.error;
+          res = await send(target, addresses, m, headers, body, limits, req.redirect === 'follow', ac.signal, false);
+        }
         const location = res.headers.location;
         if (req.redirect !== 'follow' || !isRedirect(res.status) || location === undefined) {
           return { ...res, url: target.url.href, redirects: hop };
@@ -262,6 +347,13 @@ function pinned(addresses: readonly { address: string; family: number }[]): Look
   };
 }
 
+/** A request that failed on a reused idle socket before any answer (see `atLeastOnce`). */
+class StaleSocket extends Error {
+  constructor(readonly error: EdgeError) {
+    super(error.message);
+  }
+}
+
 function send(
   target: CheckedUrl,
   addresses: readonly { address: string; family: number }[],
@@ -271,11 +363,13 @@ function send(
   limits: { connectMs: number; maxBytes: number; truncate: boolean },
   redirectsFollowed: boolean,
   signal: AbortSignal,
+  agent: http.Agent | false,
 ): Promise<Omit<OutboundResponse, 'url' | 'redirects'>> {
   return new Promise((resolve, reject) => {
     let done = false;
+    let answered = false;
     let req: http.ClientRequest | undefined;
-    const finish = (err: EdgeError | null, value?: Omit<OutboundResponse, 'url' | 'redirects'>): void => {
+    const finish = (err: EdgeError | StaleSocket | null, value?: Omit<OutboundResponse, 'url' | 'redirects'>): void => {
       if (done) return;
       done = true;
       clearTimeout(connectTimer);
@@ -283,7 +377,7 @@ function send(
       if (err) reject(err);
       else resolve(value!);
     };
-    const fail = (err: EdgeError): void => {
+    const fail = (err: EdgeError | StaleSocket): void => {
       finish(err);
       req?.destroy();
     };
@@ -304,8 +398,9 @@ function send(
         method,
         headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) },
         lookup: pinned(addresses),
-        // note: a fresh connection per request: a pooled socket could have been pinned for another check.
-        agent: false,
+        // note: the agent of exactly this checked address set (OutboundClient #agent): a socket it
+        // reuses was opened through this same pinned lookup.
+        agent,
         // note: SNI and the certificate check use the name, not the pinned address (node does
         // this for a name in `host`; an IP literal gets no SNI, as in a browser).
         ...(u.protocol === 'https:' && isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, '') } : {}),
@@ -318,8 +413,12 @@ function send(
       if (!sock.connecting) clearTimeout(connectTimer);
       else sock.once('connect', () => clearTimeout(connectTimer));
     });
-    req.on('error', (err) => fail(networkError(err, target.host)));
+    req.on('error', (err) => {
+      const e = networkError(err, target.host);
+      fail(req?.reusedSocket === true && !answered && e.details?.reason === 'reset' ? new StaleSocket(e) : e);
+    });
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       clearTimeout(connectTimer);
       const status = res.statusCode ?? 0;
       const h = flatHeaders(res);

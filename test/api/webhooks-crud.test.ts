@@ -94,6 +94,11 @@ describe('CRUD', () => {
     [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: ['nope.eq.x'] }, 'filter'],
     [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: ['title.regex.x'] }, 'filter'],
     [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 'title.eq.x' }, 'filter'],
+    [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 'title=eq.x' }, 'filter'],
+    [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 'filter=title.eq.x&order=title' }, 'filter'],
+    [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 'or=(title.eq.x,nope.eq.1)' }, 'filter'],
+    [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 'filter=title.x.eq.1' }, 'filter'],
+    [{ url: 'https://example.com', events: ['insert'], table: 'items', filter: 5 }, 'filter'],
     [{ url: 'https://example.com', events: ['insert'], description: 5 }, 'description'],
     [{ url: 'https://example.com', events: ['insert'], secret: 'whsec_AAAA' }, 'secret'],
   ])('refuses %j with 400 invalid_field naming %s', async (body, field) => {
@@ -106,6 +111,16 @@ describe('CRUD', () => {
   it('a document table takes filters on any field path', async () => {
     const r = await call('POST', '/webhooks', { url: 'https://example.com', events: ['insert'], table: 'docs', filter: ['a.b.eq.1'] });
     expect(r.status, r.text).toBe(201);
+    expect((await call('DELETE', `/webhooks/${r.body.id}`)).status).toBe(204);
+  });
+
+  it('the query-string form is kept and shown as given', async () => {
+    const filter = 'filter=title.like.a*&or=(title.eq.x,id.gt.5)';
+    const r = await call('POST', '/webhooks', { url: 'https://example.com', events: ['insert'], table: 'items', filter });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.filter).toBe(filter);
+    expect((await call('GET', `/webhooks/${r.body.id}`)).body.filter).toBe(filter);
+    expect((await call('PATCH', `/webhooks/${r.body.id}`, { filter: null })).body.filter).toBeNull();
     expect((await call('DELETE', `/webhooks/${r.body.id}`)).status).toBe(204);
   });
 

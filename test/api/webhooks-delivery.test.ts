@@ -190,6 +190,56 @@ describe('delivery', () => {
   });
 });
 
+describe('filter: the rows API grammar, as on a list', () => {
+  it('takes the query-string form with or= and a JSON path, and matches what the same list returns', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => ({ status: 200 });
+    const filter = 'filter=meta.kind.eq.a&or=(n.gt.5,tag.eq.x%20y)';
+    const h = await hook({ url: rx.url, events: ['insert'], table: 'notes', filter });
+    rx.secrets = [h.secret];
+    const rows = [
+      { meta: { kind: 'a' }, n: 9, tag: 'no', name: 'r1' }, // kind a, n > 5: yes
+      { meta: { kind: 'a' }, n: 1, tag: 'x y', name: 'r2' }, // kind a, tag: yes
+      { meta: { kind: 'a' }, n: 1, tag: 'no', name: 'r3' }, // neither or member
+      { meta: { kind: 'b' }, n: 9, tag: 'x y', name: 'r4' }, // kind b
+      { meta: 'a', n: 9, name: 'r5' }, // no meta.kind
+    ];
+    for (const data of rows) expect((await call('POST', '/db/tables/notes/rows', { data })).status).toBe(201);
+    const got = await rx.waitFor(2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rx.received.length).toBe(2);
+    expect(got.map((r) => JSON.parse(r.body).record.data.name)).toEqual(['r1', 'r2']);
+    const list = await call('GET', `/db/tables/notes/rows?${filter}&filter=name.like.r*`);
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.rows.map((r: { data: { name: string } }) => r.data.name)).toEqual(['r1', 'r2']);
+  });
+
+  it('an update is matched on the new row; PATCH of the filter applies to later changes', async () => {
+    rx.received.length = 0;
+    rx.behaviour = () => ({ status: 200 });
+    const h = await hook({ url: rx.url, events: ['update'], table: 'items', filter: 'or=(qty.eq.1,title.is.null)' });
+    rx.secrets = [h.secret];
+    const a = (await call('POST', '/db/tables/items/rows', { data: { title: 't', qty: 5 } })).body;
+    expect((await call('PATCH', `/db/tables/items/rows/${a.id}`, { data: { qty: 1 } })).status).toBe(200); // yes
+    expect((await call('PATCH', `/db/tables/items/rows/${a.id}`, { data: { qty: 2 } })).status).toBe(200); // no
+    expect((await call('PATCH', `/db/tables/items/rows/${a.id}`, { data: { title: null } })).status).toBe(200); // yes
+    const got = await rx.waitFor(2);
+    expect(got.map((r) => JSON.parse(r.body).record.data)).toEqual([
+      { title: 't', qty: 1 },
+      { title: null, qty: 2 },
+    ]);
+    const p = await call('PATCH', `/webhooks/${h.id}`, { filter: ['qty.eq.7'] });
+    expect(p.status, p.text).toBe(200);
+    expect(p.body.filter).toEqual(['qty.eq.7']);
+    expect((await call('PATCH', `/db/tables/items/rows/${a.id}`, { data: { qty: 1 } })).status).toBe(200); // no longer
+    expect((await call('PATCH', `/db/tables/items/rows/${a.id}`, { data: { qty: 7 } })).status).toBe(200); // yes
+    const more = await rx.waitFor(3);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rx.received.length).toBe(3);
+    expect(JSON.parse(more[2]!.body).record.data).toEqual({ title: null, qty: 7 });
+  });
+});
+
 describe('test delivery', () => {
   it('POST /webhooks/dispatch sends one signed attempt with "test": true and answers the delivery entry', async () => {
     rx.received.length = 0;

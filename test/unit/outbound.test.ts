@@ -68,6 +68,13 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
       };
       res.on('close', () => (sent = Infinity));
       write();
+    } else if (path === '/stale') {
+      // A kept-alive connection the server drops when the next request arrives on it, unanswered.
+      const sock = req.socket as typeof req.socket & { served?: number };
+      sock.served = (sock.served ?? 0) + 1;
+      if (sock.served > 1) return void sock.destroy();
+      res.writeHead(200, { 'content-length': '2' });
+      res.end('ok');
     } else if (path === '/slow') {
       open.add(res); // never answered; closed in afterAll
     } else {
@@ -591,5 +598,66 @@ describe('requests (local servers on 127.0.0.1 only)', () => {
     const h = await failure(client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook`, headers: { 'x-bad': 'a\r\nb' } }));
     expect(h.code).toBe('invalid_request');
     expect(connections).toBe(0);
+  });
+});
+
+describe('connection reuse', () => {
+  it('reuses a kept-alive connection per purpose and checked address set; close() ends them', async () => {
+    const client = new OutboundClient(SETTINGS, { resolve: fakeDns({ localhost: [['127.0.0.1'], ['127.0.0.1'], ['127.0.0.1', '::1']] }) });
+    for (let i = 0; i < 3; i++) expect((await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook`, method: 'POST', body: 'x' })).status).toBe(201);
+    expect(connections).toBe(1);
+    expect(client.poolStats).toEqual({ agents: 1, sockets: 0, idle: 1 });
+    // The same address by name: another key (another host), so another connection; asked again, the same answer reuses it.
+    await client.request({ purpose: 'webhook', url: `http://localhost:${port}/hook` });
+    await client.request({ purpose: 'webhook', url: `http://localhost:${port}/hook` });
+    expect(connections).toBe(2);
+    // A new DNS answer for the name: a new address set, a new connection (never a socket checked for another answer).
+    await client.request({ purpose: 'webhook', url: `http://localhost:${port}/hook` });
+    expect(connections).toBe(3);
+    const fn = new OutboundClient({ ...SETTINGS, outboundLoopback: ['webhook', 'function'] });
+    await fn.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook` });
+    await fn.request({ purpose: 'function', url: `http://127.0.0.1:${port}/hook` });
+    expect(connections).toBe(5);
+    fn.close();
+    client.close();
+    expect(client.poolStats).toEqual({ agents: 0, sockets: 0, idle: 0 });
+    // After close a request still goes, on a connection of its own that is not kept.
+    await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook` });
+    expect([connections, client.poolStats.agents]).toEqual([6, 0]);
+  });
+
+  it('bounds the keys: past maxAgents the least recently used goes with its idle sockets', async () => {
+    const client = new OutboundClient({ ...SETTINGS, outboundLoopback: ['webhook', 'function', 'push'] }, { pool: { maxAgents: 2 } });
+    for (const purpose of ['webhook', 'function', 'webhook', 'push'] as const) await client.request({ purpose, url: `http://127.0.0.1:${port}/hook` });
+    expect(client.poolStats).toEqual({ agents: 2, sockets: 0, idle: 2 });
+    await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook` });
+    expect(connections).toBe(3);
+    client.close();
+  });
+
+  it('closes an idle connection after the idle timeout', async () => {
+    const client = new OutboundClient(SETTINGS, { pool: { idleMs: 50 } });
+    await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook` });
+    expect(client.poolStats.idle).toBe(1);
+    const end = Date.now() + 3000;
+    while (client.poolStats.idle > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(client.poolStats.idle).toBe(0);
+    await client.request({ purpose: 'webhook', url: `http://127.0.0.1:${port}/hook` });
+    expect(connections).toBe(2);
+    client.close();
+  });
+
+  it('a request cut on a reused idle connection before any answer goes again on a fresh one only when it may be repeated', async () => {
+    const client = new OutboundClient(SETTINGS);
+    const url = `http://127.0.0.1:${port}/stale`;
+    expect((await client.request({ purpose: 'webhook', url, method: 'POST', body: 'a' })).status).toBe(200);
+    const again = await client.request({ purpose: 'webhook', url, method: 'POST', body: 'b', atLeastOnce: true });
+    expect([again.status, again.body.toString(), connections]).toEqual([200, 'ok', 2]);
+    // The fresh connection was not pooled; the first one is gone. Prime a pooled one, then a plain POST.
+    expect((await client.request({ purpose: 'webhook', url, method: 'POST', body: 'c' })).status).toBe(200);
+    const e = await failure(client.request({ purpose: 'webhook', url, method: 'POST', body: 'd' }));
+    expect([e.code, e.details]).toEqual(['provider_unreachable', { reason: 'reset' }]);
+    expect(seen.map((x) => x.body)).toEqual(['a', 'b', 'b', 'c', 'd']);
+    client.close();
   });
 });

@@ -1,110 +1,56 @@
-import { invalidField } from '../../core/errors.js';
+import { EdgeError, invalidField } from '../../core/errors.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { parseListQuery, type ListQuery } from '../db/filters.js';
+import { buildWhere } from '../db/list-query.js';
 
 /**
- * A webhook's `filter` (docs/api.md "Webhooks"): rows-API filter strings `field.op.value`,
- * all of which must hold (AND), evaluated on the changed row's wire form (`id`, `created_at`,
- * `updated_at`, else a field of `data`; dotted paths reach into JSON). Ops: eq neq gt gte lt
- * lte like ilike in is.
+ * A webhook's `filter` (docs/api.md "Webhooks"): the `filter=` and `or=` parameters of a rows-API
+ * list, parsed by the rows API's parser and compiled by its compiler (`buildWhere`), so a webhook
+ * filter means exactly what it means on `GET /db/tables/{t}/rows` (and on a realtime stream). The
+ * compiled terms run in SQLite on the change log's stored row image (as realtime does).
+ *
+ * Two written forms: a string, the query-string text of a list (`"filter=qty.gte.10&or=(a.eq.1,b.eq.2)"`,
+ * percent-decoded as a URL's), or an array of `field.op.value` strings (each one `filter=` term,
+ * taken as written; the older form). Stored and shown as given.
  */
-export interface Condition {
-  field: string;
-  op: Op;
-  value: string;
-  /** `in`: the listed values. */
-  list?: string[];
-}
+export type WhereQuery = Pick<ListQuery, 'filters' | 'or'>;
 
-const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is'] as const;
-type Op = (typeof OPS)[number];
-const SPLIT = new RegExp(`^(.+?)\\.(${OPS.join('|')})\\.(.*)$`, 's');
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-export const MAX_CONDITIONS = 20;
-const ROW_FIELDS = new Set(['id', 'created_at', 'updated_at']);
+const GRAMMAR = 'the filter= and or= parameters of a rows-API list, e.g. "filter=status.eq.done&or=(qty.gt.10,urgent.is.true)", or an array of field.op.value strings';
+export const MAX_FILTER_CHARS = 8192;
 
-/**
- * Parses and checks a filter. `columns`: the table's column names (relational tables), or
- * null (document tables: any field path of `data`).
- */
-export function parseFilter(v: unknown, columns: ReadonlySet<string> | null): Condition[] {
-  if (!Array.isArray(v) || v.length > MAX_CONDITIONS || v.some((s) => typeof s !== 'string' || s.length > 1000)) {
-    throw invalidField('filter', `must be an array of at most ${MAX_CONDITIONS} strings field.op.value`);
-  }
-  return (v as string[]).map((s) => {
-    const m = SPLIT.exec(s);
-    if (!m) throw invalidField('filter', `"${s.slice(0, 100)}" is not field.op.value with an op of ${OPS.join(', ')}`);
-    const [, field, op, value] = m as unknown as [string, string, Op, string];
-    if (!FIELD.test(field)) throw invalidField('filter', `invalid field name "${field.slice(0, 100)}"`);
-    const head = field.split('.')[0]!;
-    if (columns !== null && !ROW_FIELDS.has(field) && !columns.has(head)) {
-      throw invalidField('filter', `unknown column "${head}"`);
+/** Parses a written filter (no table knowledge yet); null for none. Throws 400 `invalid_field`. */
+export function parseFilter(v: unknown): WhereQuery | null {
+  if (v === null || v === undefined) return null;
+  const params = new URLSearchParams();
+  if (typeof v === 'string') {
+    if (v.length > MAX_FILTER_CHARS) throw invalidField('filter', `must be at most ${MAX_FILTER_CHARS} characters`);
+    for (const [k, val] of new URLSearchParams(v)) {
+      if (k !== 'filter' && k !== 'or') throw invalidField('filter', `"${k.slice(0, 40)}" is not filter or or; write ${GRAMMAR}`);
+      params.append(k, val);
     }
-    if (op === 'is' && !['null', 'true', 'false'].includes(value)) throw invalidField('filter', 'is takes null, true or false');
-    if (op === 'in') {
-      const inner = /^\((.*)\)$/s.exec(value);
-      if (!inner) throw invalidField('filter', 'in takes a list in parentheses: in.(a,b)');
-      return { field, op, value, list: inner[1] === '' ? [] : inner[1]!.split(',') };
+  } else if (Array.isArray(v)) {
+    for (const s of v) {
+      if (typeof s !== 'string' || s.length > MAX_FILTER_CHARS) throw invalidField('filter', `must be ${GRAMMAR}`);
+      params.append('filter', s);
     }
-    return { field, op, value };
-  });
-}
-
-/** Whether the row (wire form) meets every condition. */
-export function matches(conds: readonly Condition[], row: { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string } | null): boolean {
-  if (conds.length === 0) return true;
-  if (row === null) return false;
-  return conds.every((c) => holds(c, pick(row, c.field)));
-}
-
-function pick(row: { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string }, field: string): unknown {
-  if (field === 'id') return row.id;
-  if (field === 'created_at') return row.created_at;
-  if (field === 'updated_at') return row.updated_at;
-  let v: unknown = row.data;
-  for (const k of field.split('.')) {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
-    v = (v as Record<string, unknown>)[k];
-  }
-  return v;
-}
-
-function holds(c: Condition, v: unknown): boolean {
-  if (c.op === 'is') return c.value === 'null' ? v === null || v === undefined : v === (c.value === 'true');
-  if (v === null || v === undefined) return false;
-  switch (c.op) {
-    case 'eq':
-      return compare(v, c.value) === 0;
-    case 'neq':
-      return compare(v, c.value) !== 0;
-    case 'gt':
-      return compare(v, c.value) > 0;
-    case 'gte':
-      return compare(v, c.value) >= 0;
-    case 'lt':
-      return compare(v, c.value) < 0;
-    case 'lte':
-      return compare(v, c.value) <= 0;
-    case 'in':
-      return c.list!.some((x) => compare(v, x) === 0);
-    case 'like':
-    case 'ilike':
-      return typeof v === 'string' && likeRegex(c.value, c.op === 'ilike').test(v);
+  } else throw invalidField('filter', `must be ${GRAMMAR}`);
+  try {
+    const q = parseListQuery(params);
+    return q.filters.length + q.or.length === 0 ? null : { filters: q.filters, or: q.or };
+  } catch (err) {
+    throw asField(err);
   }
 }
 
-/** Compares a value with the filter's text: numbers as numbers, booleans as true/false, others as text. */
-function compare(v: unknown, s: string): number {
-  if (typeof v === 'number') {
-    const n = Number(s);
-    if (s.trim() === '' || !Number.isFinite(n)) return NaN;
-    return v === n ? 0 : v < n ? -1 : 1;
+/** The filter's WHERE terms on the table: every name checked (an unknown column is 400 `invalid_field`). */
+export function compileFilter(t: TableInfo, q: WhereQuery): { where: string[]; params: unknown[] } {
+  try {
+    return buildWhere(t, q, null);
+  } catch (err) {
+    throw asField(err);
   }
-  if (typeof v === 'boolean') return String(v) === s ? 0 : NaN;
-  const t = typeof v === 'string' ? v : JSON.stringify(v);
-  return t === s ? 0 : t < s ? -1 : 1;
 }
 
-function likeRegex(pattern: string, ci: boolean): RegExp {
-  let re = '';
-  for (const ch of pattern) re += ch === '%' || ch === '*' ? '.*' : ch === '_' ? '.' : ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${re}$`, ci ? 'is' : 's');
+function asField(err: unknown): unknown {
+  return err instanceof EdgeError && err.code === 'invalid_request' ? invalidField('filter', err.message) : err;
 }

@@ -1,4 +1,6 @@
 import type { ProjectLease } from '../../project/registry.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { realtimeStore } from '../realtime/store.js';
 
 /**
  * The SQL of the webhooks service: `_svc_webhooks.webhooks` and `_svc_webhooks.deliveries`
@@ -10,6 +12,7 @@ export interface WebhookRow {
   url: string;
   events: string;
   tbl: string | null;
+  /** JSON of the filter as written: a query-string text or an array of field.op.value strings (filter.ts); null: none. */
   filter: string | null;
   enabled: number;
   description: string | null;
@@ -45,6 +48,7 @@ const W_COLS = 'id, url, events, tbl, filter, enabled, description, secret, old_
 const D_COLS = 'id, webhook_id, type, seq, payload, test, status, attempts, next_attempt_at, response_status, error, duration_ms, created_at';
 
 export const webhookStore = {
+  ids: (p: ProjectLease): string[] => p.stmt(`SELECT id FROM ${W} ORDER BY id`).pluck().all() as string[],
   list: (p: ProjectLease): WebhookRow[] => p.stmt(`SELECT ${W_COLS} FROM ${W} ORDER BY id`).all() as WebhookRow[],
   count: (p: ProjectLease): number => p.stmt(`SELECT count(*) FROM ${W}`).pluck().get() as number,
   get: (p: ProjectLease, id: string): WebhookRow | undefined => p.stmt(`SELECT ${W_COLS} FROM ${W} WHERE id = ?`).get(id) as WebhookRow | undefined,
@@ -72,7 +76,18 @@ export const webhookStore = {
   },
 };
 
+const FINISHED = "status IN ('delivered', 'failed', 'dead')";
+
 export const deliveryStore = {
+  /** Deletes up to `limit` finished deliveries of the webhook created before `before` (ISO). */
+  pruneOlder: (p: ProjectLease, webhookId: string, before: string, limit: number): number =>
+    p.stmt(`DELETE FROM ${D} WHERE id IN (SELECT id FROM ${D} WHERE webhook_id = ? AND ${FINISHED} AND created_at < ? LIMIT ?)`).run(webhookId, before, limit).changes,
+  /** Deletes up to `limit` finished deliveries of the webhook past its `keep` newest finished ones (newest by id, a UUIDv7). */
+  pruneBeyond(p: ProjectLease, webhookId: string, keep: number, limit: number): number {
+    const edge = p.stmt(`SELECT id FROM ${D} WHERE webhook_id = ? AND ${FINISHED} ORDER BY id DESC LIMIT 1 OFFSET ?`).pluck().get(webhookId, keep) as string | undefined;
+    if (edge === undefined) return 0;
+    return p.stmt(`DELETE FROM ${D} WHERE id IN (SELECT id FROM ${D} WHERE webhook_id = ? AND ${FINISHED} AND id <= ? LIMIT ?)`).run(webhookId, edge, limit).changes;
+  },
   insert(p: ProjectLease, r: DeliveryRow): void {
     p.stmt(`INSERT INTO ${D} (${D_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       r.id, r.webhook_id, r.type, r.seq, r.payload, r.test, r.status, r.attempts, r.next_attempt_at, r.response_status, r.error, r.duration_ms, r.created_at,
@@ -115,4 +130,13 @@ export const deliveryStore = {
   requeue: (p: ProjectLease, id: string, at: string): void => {
     p.stmt(`UPDATE ${D} SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE id = ?`).run(at, id);
   },
+};
+
+/**
+ * A webhook filter run on a change's stored row image: the same SQL realtime runs (the image
+ * read back as the table's columns, the rows API's WHERE terms on it), in the project file.
+ */
+export const imageMatch = {
+  sql: (t: TableInfo, where: readonly string[]): string => realtimeStore.visibilitySql(t, where),
+  run: (p: ProjectLease, sql: string, image: string, params: readonly unknown[]): boolean => realtimeStore.visible(p, sql, image, params),
 };

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config.js';
 import type { Sealer } from '../../control/seal.js';
@@ -11,8 +12,9 @@ import { changeStore } from '../../events/change-store.js';
 import { advanceCursor, deleteCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
 import type { OutboundClient } from '../../net/outbound.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
-import { matches, parseFilter, type Condition } from './filter.js';
-import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { compileFilter, parseFilter, type WhereQuery } from './filter.js';
+import { deliveryStore, imageMatch, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
 
 /**
  * Webhooks (docs/api.md "Webhooks"): registered endpoints, signed deliveries of the change log.
@@ -34,14 +36,26 @@ const DISPATCH_BATCH = 500;
 /** Dead deliveries in a row that disable a webhook. */
 export const DEAD_IN_A_ROW = 5;
 const ERROR_MAX = 500;
+/** How often request load is sampled, ms, and the event-loop use above which the server counts as busy. */
+const LOAD_SAMPLE_MS = 100;
+const BUSY_ELU = 0.75;
+const BUSY_DISPATCH_MS = 100;
+/** Attempts waiting in memory at most (the rest wait in their rows), and when a full queue is looked at again, ms. */
+const MAX_QUEUE = 10_000;
+const QUEUE_FULL_RETRY_MS = 250;
+/** Delivery rows one retention run deletes at most per webhook and rule. */
+const PRUNE_BATCH = 10_000;
 
-/** What a table lookup tells the service: null for an unknown table; `columns` null for a document table. */
-export type TableLookup = (lease: ProjectLease, table: string) => { columns: ReadonlySet<string> | null } | null;
+/** The rows API's table a webhook may name (its model, recompiled after DDL), or null for an unknown one. */
+export type TableLookup = (lease: ProjectLease, table: string) => TableInfo | null;
 
 interface Hook {
   row: WebhookRow;
   events: ReadonlySet<string>;
-  filter: Condition[];
+  /** null: no filter; false: a stored filter that no longer parses (matches nothing). */
+  filter: WhereQuery | null | false;
+  /** The filter compiled for one table version (a new TableInfo after DDL recompiles); sql null: matches nothing. */
+  compiled: { t: TableInfo; sql: string | null; params: unknown[] } | null;
 }
 
 export interface WebhookView {
@@ -49,7 +63,7 @@ export interface WebhookView {
   url: string;
   events: string[];
   table: string | null;
-  filter: string[] | null;
+  filter: string | string[] | null;
   enabled: boolean;
   description: string | null;
   failure_count: number;
@@ -76,6 +90,17 @@ export interface WebhookOptions {
   /** A number in [0, 1) for the backoff's jitter. */
   random?: () => number;
   log?: (msg: string, err?: unknown) => void;
+}
+
+/** One attempt's outcome, waiting for the turn's write (`#record`). */
+interface Outcome {
+  d: DeliveryRow;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  blocked: boolean;
+  retryAfter: string | undefined;
+  done: () => void;
 }
 
 const RUN_TX = 'webhooks.tx';
@@ -106,6 +131,14 @@ export class WebhookService {
   /** Opened secrets by project and sealed text. */
   readonly #secrets = new Map<string, string>();
   readonly #queue: { projectId: string; id: string }[] = [];
+  /** Request load (`noteRequest`, `#sample`): requests answered since the last sample, busy as of it. */
+  #requests = 0;
+  #busy = false;
+  #elu: EventLoopUtilization | null = null;
+  #sampler: NodeJS.Timeout | null = null;
+  /** Attempt outcomes waiting for this turn's write, by project. */
+  readonly #outcomes = new Map<string, Outcome[]>();
+  #flushOutcomesQueued = false;
   #running = 0;
   #closed = false;
 
@@ -151,7 +184,7 @@ export class WebhookService {
       // note: the webhook gets the changes committed after it: those the cursor has not passed yet included.
       const since = Math.max(cursor.seq, changeStore.newest(lease));
       row = {
-        id, url, events: JSON.stringify(events), tbl: table, filter: filter === null ? null : JSON.stringify(filter), enabled: enabled ? 1 : 0,
+        id, url, events: JSON.stringify(events), tbl: table, filter, enabled: enabled ? 1 : 0,
         description, secret: this.#sealer.seal(lease.projectId, 'webhooks', id, secret), old_secret: null, old_secret_until: null,
         since_seq: since, failure_count: 0, disabled_reason: null, created_at: at, updated_at: at,
       };
@@ -169,8 +202,7 @@ export class WebhookService {
     if (body.events !== undefined) row.events = JSON.stringify(parseEvents(body.events));
     if (body.table !== undefined) row.tbl = this.#table(lease, body.table);
     if (body.filter !== undefined || body.table !== undefined) {
-      const f = this.#filter(lease, body.filter !== undefined ? body.filter : row.filter === null ? null : JSON.parse(row.filter), row.tbl);
-      row.filter = f === null ? null : JSON.stringify(f);
+      row.filter = this.#filter(lease, body.filter !== undefined ? body.filter : row.filter === null ? null : JSON.parse(row.filter), row.tbl);
     }
     if (body.description !== undefined) row.description = parseDescription(body.description);
     if (body.enabled !== undefined) {
@@ -277,6 +309,50 @@ export class WebhookService {
     }
   }
 
+  // ---------------------------------------------------------------- load
+
+  /** One request answered (server.ts, the pipeline's record hook): what `#sample` weighs. */
+  noteRequest(): void {
+    this.#requests++;
+  }
+
+  /**
+   * Every LOAD_SAMPLE_MS: busy when requests were answered in the interval and the event loop
+   * was working more than BUSY_ELU of it. Busy lowers the delivery concurrency (`#drain`);
+   * the end of busy starts what waited.
+   */
+  #sample(): void {
+    const elu = performance.eventLoopUtilization(this.#elu ?? undefined);
+    this.#elu = performance.eventLoopUtilization();
+    const busy = this.#requests > 0 && elu.utilization > BUSY_ELU;
+    this.#requests = 0;
+    if (busy === this.#busy) return;
+    this.#busy = busy;
+    if (!busy) this.#drain();
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /**
+   * Prunes the delivery log (maintenance, server.ts): finished deliveries (delivered, failed,
+   * dead) older than `webhookLogRetentionS`, and past the newest `webhookLogKeep` finished ones
+   * of each webhook. Pending ones are never touched. At most PRUNE_BATCH rows per webhook and
+   * rule a run (the rest at the next). Returns how many went.
+   */
+  pruneLog(lease: ProjectLease): number {
+    const { webhookLogRetentionS: age, webhookLogKeep: keep } = this.#config;
+    if (age === 0 && keep === 0) return 0;
+    const before = new Date(this.#now() - age * 1000).toISOString();
+    let n = 0;
+    tx(lease, () => {
+      for (const id of webhookStore.ids(lease)) {
+        if (age > 0) n += deliveryStore.pruneOlder(lease, id, before, PRUNE_BATCH);
+        if (keep > 0) n += deliveryStore.pruneBeyond(lease, id, keep, PRUNE_BATCH);
+      }
+    });
+    return n;
+  }
+
   // ---------------------------------------------------------------- lifecycle
 
   /**
@@ -284,6 +360,11 @@ export class WebhookService {
    * passed and schedules its pending deliveries. Runs in the background, one project a turn.
    */
   start(projectIds: readonly string[]): void {
+    if (this.#sampler === null && !this.#closed) {
+      this.#elu = performance.eventLoopUtilization();
+      this.#sampler = setInterval(() => this.#sample(), LOAD_SAMPLE_MS);
+      this.#sampler.unref();
+    }
     let i = 0;
     const step = (): void => {
       if (this.#closed || i >= projectIds.length) return;
@@ -313,7 +394,11 @@ export class WebhookService {
    * (the databases close next): those deliveries stay pending and are made again after a start.
    */
   close(): void {
+    // note: outcomes already in hand are written now (fewer repeats after the restart).
+    this.#flushOutcomes();
     this.#closed = true;
+    if (this.#sampler) clearInterval(this.#sampler);
+    this.#sampler = null;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#queue.length = 0;
@@ -331,13 +416,17 @@ export class WebhookService {
     this.#dirty.add(projectId);
     if (this.#flushQueued || this.#closed) return;
     this.#flushQueued = true;
-    // note: after the writing request's turn: a burst of inserts is dispatched in one transaction.
-    setImmediate(() => {
+    const run = (): void => {
       this.#flushQueued = false;
       const ids = [...this.#dirty];
       this.#dirty.clear();
       for (const id of ids) this.#dispatch(id);
-    });
+    };
+    // note: after the writing request's turn: a burst of inserts is dispatched in one transaction;
+    // while the server is busy with requests, every BUSY_DISPATCH_MS (the changes of that time in
+    // one transaction a batch; the change log holds them meanwhile, nothing is lost).
+    if (this.#busy) setTimeout(run, BUSY_DISPATCH_MS).unref();
+    else setImmediate(run);
   }
 
   /** Turns the changes after the cursor into delivery rows (and advances it) in one transaction per batch. */
@@ -369,10 +458,9 @@ export class WebhookService {
           for (const c of read.changes) {
             let body: ChangeBody | null = null;
             for (const h of hooks) {
-              if (!wants(h, c)) continue;
+              if (!wants(h, c) || !this.#passes(lease, h, c)) continue;
               body ??= changeBody(c);
               const d = deliveryFor(h, c, body, at);
-              if (d === null) continue;
               deliveryStore.insert(lease, d);
               created.push(d.id);
             }
@@ -393,13 +481,25 @@ export class WebhookService {
 
   #enqueue(projectId: string, id: string): void {
     if (this.#closed || this.#inFlight.has(id)) return;
+    if (this.#queue.length >= MAX_QUEUE) {
+      // note: the queue in memory is bounded; the delivery waits in its row (pending, due) and the
+      // project's pump takes it up once there is room.
+      this.#wake(projectId, this.#now() + QUEUE_FULL_RETRY_MS);
+      return;
+    }
     this.#inFlight.add(id);
     this.#queue.push({ projectId, id });
     this.#drain();
   }
 
+  /**
+   * Starts queued attempts up to the concurrency: the full setting while the server is not
+   * busy with requests, a sixteenth of it (at least 1) while it is (`#sample`), so deliveries
+   * take a bounded share of the one event loop under request load and catch up after it.
+   */
   #drain(): void {
-    while (!this.#closed && this.#running < this.#config.webhookConcurrency && this.#queue.length) {
+    const limit = this.#busy ? Math.max(1, Math.floor(this.#config.webhookConcurrency / 16)) : this.#config.webhookConcurrency;
+    while (!this.#closed && this.#running < limit && this.#queue.length) {
       const { projectId, id } = this.#queue.shift()!;
       this.#running++;
       void this.#attempt(projectId, id).finally(() => {
@@ -449,6 +549,8 @@ export class WebhookService {
         timeoutMs: this.#config.webhookTimeoutMs,
         maxResponseBytes: this.#config.webhookMaxResponseBytes,
         overflow: 'truncate',
+        // note: receivers de-duplicate on webhook-id: a send cut on a stale kept-alive connection may go again.
+        atLeastOnce: true,
       });
       status = res.status;
       retryAfter = res.headers['retry-after'];
@@ -459,55 +561,99 @@ export class WebhookService {
       blocked = e.code === 'outbound_blocked' || e.code === 'invalid_request';
     }
     const durationMs = Math.round(performance.now() - started);
-    this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
+    await this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
   }
 
-  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): void {
+  /**
+   * Queues one attempt's outcome; resolves once it is written. The outcomes of a loop turn are
+   * written together, one transaction per project (`#flush`), not one per attempt. The attempt
+   * stays in flight (#inFlight) until then, so it is never started twice; a crash before the
+   * write leaves the delivery pending: it is made again (at least once).
+   */
+  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((done) => {
+      let list = this.#outcomes.get(projectId);
+      if (list === undefined) this.#outcomes.set(projectId, (list = []));
+      list.push({ d, status, error, durationMs, blocked, retryAfter, done });
+      if (this.#flushOutcomesQueued) return;
+      this.#flushOutcomesQueued = true;
+      setImmediate(() => this.#flushOutcomes());
+    });
+  }
+
+  #flushOutcomes(): void {
+    this.#flushOutcomesQueued = false;
+    const all = [...this.#outcomes];
+    this.#outcomes.clear();
+    for (const [projectId, list] of all) {
+      try {
+        this.#writeOutcomes(projectId, list);
+      } finally {
+        for (const o of list) o.done();
+      }
+    }
+  }
+
+  #writeOutcomes(projectId: string, list: readonly Outcome[]): void {
+    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
+    if (this.#closed) return;
     const lease = this.#tryAcquire(projectId);
     if (!lease) return;
-    let next: number | null = null;
+    const wakes: number[] = [];
     let disabled = false;
-    // note: after close the registry may be closed too: an attempt that ends now is made again after the restart.
-    if (this.#closed) return lease.release();
     try {
       tx(lease, () => {
-        const cur = deliveryStore.byId(lease, d.id);
-        if (!cur || cur.status !== 'pending') return;
-        const attempts = cur.attempts + 1;
-        const base = { attempts, response_status: status, error, duration_ms: durationMs };
-        const ok = status !== null && status >= 200 && status <= 299;
-        const at = this.#iso();
-        if (ok) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
-          if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
-          return;
+        for (const o of list) {
+          const r = this.#apply(lease, o);
+          if (r.disabled) disabled = true;
+          if (r.next !== null) wakes.push(r.next);
         }
-        if (cur.test) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-        if (status === 410) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-          webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
-          disabled = true;
-          return;
-        }
-        if (blocked) return deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-        if (attempts >= this.#config.webhookMaxAttempts) {
-          deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
-          if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
-            webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
-            disabled = true;
-          }
-          return;
-        }
-        next = this.#now() + this.backoff(attempts, retryAfter);
-        deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
       });
     } catch (err) {
-      this.#log(`webhook delivery ${d.id}: outcome not recorded`, err);
+      this.#log(`webhook deliveries of project ${projectId}: ${list.length} outcomes not recorded`, err);
     } finally {
       lease.release();
     }
     if (disabled) this.#hooks.delete(projectId);
-    if (next !== null) this.#wake(projectId, next);
+    if (wakes.length) this.#wake(projectId, Math.min(...wakes));
+  }
+
+  /** Writes one outcome (inside the flush's transaction): the next attempt's time, whether it disabled the webhook. */
+  #apply(lease: ProjectLease, o: Outcome): { next: number | null; disabled: boolean } {
+    const { d, status, error, durationMs, blocked, retryAfter } = o;
+    const none = { next: null, disabled: false };
+    const cur = deliveryStore.byId(lease, d.id);
+    if (!cur || cur.status !== 'pending') return none;
+    const attempts = cur.attempts + 1;
+    const base = { attempts, response_status: status, error, duration_ms: durationMs };
+    const ok = status !== null && status >= 200 && status <= 299;
+    const at = this.#iso();
+    if (ok) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
+      if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
+      return none;
+    }
+    if (cur.test || blocked) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+      return none;
+    }
+    if (status === 410) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
+      webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
+      return { next: null, disabled: true };
+    }
+    if (attempts >= this.#config.webhookMaxAttempts) {
+      deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
+      if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
+        webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
+        return { next: null, disabled: true };
+      }
+      return none;
+    }
+    const next = this.#now() + this.backoff(attempts, retryAfter);
+    deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
+    return { next, disabled: false };
   }
 
   /**
@@ -559,6 +705,7 @@ export class WebhookService {
   #pump(projectId: string): void {
     this.#dirty.delete(projectId);
     this.#dispatch(projectId);
+    if (this.#queue.length >= MAX_QUEUE) return this.#wake(projectId, this.#now() + QUEUE_FULL_RETRY_MS);
     const lease = this.#tryAcquire(projectId);
     if (!lease) return;
     const start: string[] = [];
@@ -599,7 +746,8 @@ export class WebhookService {
       hooks = webhookStore.list(lease).map((row) => ({
         row,
         events: new Set(JSON.parse(row.events) as string[]),
-        filter: row.filter === null ? [] : parseFilter(JSON.parse(row.filter), null),
+        filter: row.filter === null ? null : safeParse(row.filter),
+        compiled: null,
       }));
       this.#hooks.set(lease.projectId, hooks);
     }
@@ -636,12 +784,41 @@ export class WebhookService {
     return v;
   }
 
-  #filter(lease: ProjectLease, v: unknown, table: string | null): string[] | null {
-    if (v === null || v === undefined) return null;
+  /** Checks a written filter against the table; the stored form (JSON of the value as given), or null for none. */
+  #filter(lease: ProjectLease, v: unknown, table: string | null): string | null {
+    const q = parseFilter(v);
+    if (q === null) return null;
     if (table === null) throw invalidField('filter', 'a filter needs a table');
-    const info = this.#tables(lease, table);
-    parseFilter(v, info?.columns ?? null);
-    return (v as string[]).length ? (v as string[]) : null;
+    const t = this.#tables(lease, table);
+    if (t === null) throw invalidField('table', `there is no table "${table.slice(0, 128)}"`);
+    compileFilter(t, q);
+    return JSON.stringify(v);
+  }
+
+  /**
+   * Whether the change's row (the new row; the old one for a delete) passes the hook's filter:
+   * the rows API's compiled terms run by SQLite on the stored row image (as realtime does).
+   * A row without an image (logged before images were kept) or a filter that no longer
+   * compiles (a column dropped since) matches nothing.
+   */
+  #passes(lease: ProjectLease, h: Hook, c: LoggedChange): boolean {
+    if (h.filter === null) return true;
+    if (h.filter === false) return false;
+    const image = c.op === 'delete' ? c.oldRow : c.newRow;
+    if (image === null) return false;
+    const t = this.#tables(lease, c.table);
+    if (t === null) return false;
+    let k = h.compiled;
+    if (k === null || k.t !== t) {
+      try {
+        const { where, params } = compileFilter(t, h.filter);
+        k = { t, sql: imageMatch.sql(t, where), params };
+      } catch {
+        k = { t, sql: null, params: [] };
+      }
+      h.compiled = k;
+    }
+    return k.sql !== null && imageMatch.run(lease, k.sql, image, k.params);
   }
 
   #open(projectId: string, id: string, sealed: string, old: boolean): string {
@@ -726,6 +903,15 @@ function wants(h: Hook, c: LoggedChange): boolean {
   return h.row.enabled === 1 && c.seq > h.row.since_seq && h.events.has(`db.${c.op}`) && (h.row.tbl === null || h.row.tbl === c.table);
 }
 
+/** A stored filter read back; false for one that no longer parses (it matches nothing). */
+function safeParse(stored: string): WhereQuery | null | false {
+  try {
+    return parseFilter(JSON.parse(stored));
+  } catch {
+    return false;
+  }
+}
+
 /** A row in the rows API's wire shape, from the change's `data` and its stored image (id and timestamps). */
 function wireRow(id: string, data: Record<string, unknown> | null, image: string | null): { id: unknown; data: Record<string, unknown>; created_at?: string; updated_at?: string } | null {
   if (data === null) return null;
@@ -746,8 +932,6 @@ function wireRow(id: string, data: Record<string, unknown> | null, image: string
 /** What every webhook's payload of one change shares: the row images read once, the body after its `id`. */
 interface ChangeBody {
   type: string;
-  /** The row the filter sees: the new row, or the old one for a delete. */
-  row: ReturnType<typeof wireRow>;
   /** The payload's JSON after `{"id":"…",`. */
   rest: string;
 }
@@ -757,11 +941,10 @@ function changeBody(c: LoggedChange): ChangeBody {
   const oldRecord = wireRow(c.id, c.old, c.oldRow);
   const type = `db.${c.op}`;
   const rest = JSON.stringify({ type, table: c.table, record, old_record: oldRecord, occurred_at: c.at }).slice(1);
-  return { type, row: c.op === 'delete' ? oldRecord : record, rest };
+  return { type, rest };
 }
 
-function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow | null {
-  if (!matches(h.filter, body.row)) return null;
+function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow {
   const id = uuidv7();
   // note: the same text JSON.stringify({ id, type, table, record, old_record, occurred_at }) gives.
   const payload = `{"id":"${id}",${body.rest}`;
@@ -777,7 +960,7 @@ function view(r: WebhookRow): WebhookView {
     url: r.url,
     events: JSON.parse(r.events) as string[],
     table: r.tbl,
-    filter: r.filter === null ? null : (JSON.parse(r.filter) as string[]),
+    filter: r.filter === null ? null : (JSON.parse(r.filter) as string | string[]),
     enabled: r.enabled === 1,
     description: r.description,
     failure_count: r.failure_count,
