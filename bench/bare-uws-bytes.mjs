@@ -1,7 +1,7 @@
 // Bare uWS object server: the baseline of the storage benchmarks. It answers every GET with
 // the same 4 KiB body from memory, with the headers an object read carries (type, strong ETag,
 // Last-Modified, Accept-Ranges, nosniff, CSP), and 304 when If-None-Match names its ETag.
-// Usage: node bench/bare-uws-bytes.mjs [port]   (0 or none picks a free port)
+// Usage: node bench/bare-uws-bytes.mjs [port] [bytes]   (port 0 or none picks a free port; bytes: body size, 4096 by default)
 // Prints one JSON line once listening: {"server":"bare-uws-bytes","url":"http://127.0.0.1:PORT","port":PORT}
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -20,7 +20,7 @@ const uws = require(file);
 
 const port = Number(process.argv[2] ?? 0);
 const host = '127.0.0.1';
-const body = objectBody();
+const body = objectBody(Number(process.argv[3] ?? 4096));
 const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
 const lastModified = new Date().toUTCString();
 

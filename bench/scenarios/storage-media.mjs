@@ -53,6 +53,22 @@ const smallVariantScenario = (http) => ({
   targets: {},
 });
 
+/** A bare uWS server sending `bytes` from memory with an object read's headers (bench/bare-uws-bytes.mjs). */
+const bareBytes = (bytes, label) => ({ id: `bare-uws-bytes-${bytes}`, label, cmd: [process.execPath, 'bench/bare-uws-bytes.mjs', '0', String(bytes)] });
+/** About the size of the cached 800 px WebP variant (≈ 49-52 KB; the noise differs per run). */
+const VARIANT_BYTES = Number(process.env.BENCH_VARIANT_BYTES || 51200);
+
+/**
+ * The ceiling of the cached-variant ratio: bare uWS sending VARIANT_BYTES against bare uWS
+ * sending 4 KiB, same headers, no lookup at all (information: what the bytes alone cost).
+ */
+const bareBytesScenario = {
+  name: `bare uWS sending ${(VARIANT_BYTES / 1000).toFixed(0)} KB vs bare uWS sending 4 KiB, both from memory (the bytes alone)`,
+  baseline: { server: bareBytes(4096, 'bare uWS, 4 KiB from memory'), path: '/' },
+  target: { server: bareBytes(VARIANT_BYTES, `bare uWS, ${(VARIANT_BYTES / 1000).toFixed(0)} KB from memory`), path: '/' },
+  targets: {},
+};
+
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 const ms = (x) => `${x.toFixed(1)} ms`;
 
@@ -112,7 +128,7 @@ async function multipartRss({ log }) {
 export default {
   id: 'storage-media',
   title: 'Storage media: image resizing (first and cached variants)',
-  scenarios: [cachedScenario('uws'), cachedScenario('node'), smallVariantScenario('uws')],
+  scenarios: [cachedScenario('uws'), cachedScenario('node'), smallVariantScenario('uws'), bareBytesScenario],
   checks: [
     { name: `RSS during a ${MULTIPART_MB} MiB multipart upload`, run: multipartRss },
     {

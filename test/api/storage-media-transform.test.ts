@@ -87,6 +87,58 @@ describe('resizing on read', () => {
   });
 });
 
+describe('a cached variant read again (answered from memory by short id)', () => {
+  it('keeps its own ETag, Vary: Accept per Accept (format=auto also percent-encoded), 304, ranges and overwrites', async () => {
+    const { id } = await put('again.png', await makeImage(120, 60, 'png'), 'image/png');
+    const tags = new Set<string>();
+    // note: the first read makes the variant, the second finds it in the cache, the later ones are remembered.
+    for (let round = 0; round < 4; round++) {
+      for (const [query, accept, type, vary] of [
+        ['w=40&format=%61uto', 'image/webp', 'image/webp', 'Accept'],
+        ['w=40&format=%61uto', 'text/html', 'image/png', 'Accept'],
+        ['w=40&format=auto', 'image/webp', 'image/webp', 'Accept'],
+        ['w=40&format=auto', 'image/png', 'image/png', 'Accept'],
+        ['w=40&format=webp', 'text/html', 'image/webp', null],
+      ] as const) {
+        const res = await fetch(`${s.url}/${id}?${query}`, { headers: { accept } });
+        expect([res.status, res.headers.get('content-type'), res.headers.get('vary')]).toEqual([200, type, vary]);
+        expect([res.headers.get('x-content-type-options'), res.headers.get('content-security-policy')]).toEqual(['nosniff', 'sandbox']);
+        expect(await imageOf(res)).toEqual([type === 'image/webp' ? 'webp' : 'png', 40, 20]);
+        tags.add(`${type} ${res.headers.get('etag')}`);
+      }
+    }
+    // note: one ETag per output format: the same variant by any spelling of its parameters.
+    expect(tags.size).toBe(2);
+    const webp = [...tags].find((t) => t.startsWith('image/webp'))!.split(' ')[1]!;
+    const nm = await fetch(`${s.url}/${id}?w=40&format=webp`, { headers: { 'if-none-match': webp } });
+    expect([nm.status, nm.headers.get('etag')]).toEqual([304, webp]);
+    const part = await fetch(`${s.url}/${id}?w=40&format=webp`, { headers: { range: 'bytes=0-3' } });
+    expect([part.status, Buffer.from(await part.arrayBuffer()).toString('latin1')]).toEqual([206, 'RIFF']);
+    const res = await s.req('/storage/objects/pics/again.png', { method: 'PUT', key: s.keys.service, headers: { 'content-type': 'image/png' }, body: await makeImage(120, 120, 'png') });
+    expect(res.status).toBe(200);
+    const after = await fetch(`${s.url}/${id}?w=40&format=webp`);
+    expect(after.headers.get('etag')).not.toBe(webp);
+    expect(await imageOf(after)).toEqual(['webp', 40, 40]);
+  });
+
+  it('of a private bucket is never served by short id without credentials', async () => {
+    const mk = await s.req('/storage/buckets', { method: 'POST', key: s.keys.service, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'hidden', public: false }) });
+    expect(mk.status).toBe(201);
+    const up = await s.req('/storage/objects/hidden/p.png', { method: 'PUT', key: s.keys.service, headers: { 'content-type': 'image/png' }, body: await makeImage(50, 50, 'png') });
+    const { id } = (await up.json()) as { id: string };
+    for (let i = 0; i < 3; i++) {
+      const own = await s.req(`/storage/objects/hidden/${id}?w=10`, { key: s.keys.service });
+      expect(await imageOf(own)).toEqual(['png', 10, 10]);
+      const anon = await fetch(`${s.url}/${id}?w=10`);
+      expect(anon.status).toBe(404);
+      await anon.arrayBuffer();
+      const anonBucket = await fetch(`${s.url}/storage/objects/hidden/${id}?w=10`);
+      expect(anonBucket.status).toBe(404);
+      await anonBucket.arrayBuffer();
+    }
+  });
+});
+
 describe('objects that are not raster images', () => {
   it('are served as stored, parameters ignored once valid', async () => {
     const res = await s.req('/storage/objects/pics/notes.txt?w=10&format=webp');

@@ -4,6 +4,7 @@ import { isRasterType, parseTransform } from './image-params.js';
 import type { ImageTransformer } from './image-transform.js';
 import { etagOf, type ReadableObject, type StorageService } from './storage.js';
 import type { TransformedBody } from './transform.js';
+import { variantMemoKey } from './read.js';
 
 /**
  * The read path's transform (`StorageService.transformer`): the query's `w, h, g, fit, format, q`
@@ -35,7 +36,7 @@ export function imageCacheHook(images: ImageTransformer, storage: StorageService
   // read of a cached variant skips parsing and hashing; the index still decides it is cached.
   const memo = new Map<string, { projectId: string; cacheKey: string; body: TransformedBody }>();
   return (obj, req) => {
-    const mk = `${obj.projectId}\n${obj.row.ref}\n${req.rawQuery}\n${req.rawQuery.includes('auto') ? (req.headers.accept ?? '') : ''}`;
+    const mk = `${obj.projectId}\n${obj.row.ref}\n${variantMemoKey(req)}`;
     const m = memo.get(mk);
     if (m !== undefined) {
       if (images.stillCached(m.projectId, m.cacheKey)) return m.body;
@@ -48,7 +49,16 @@ export function imageCacheHook(images: ImageTransformer, storage: StorageService
     if (file === null) return null;
     const v = images.cached({ projectId: obj.projectId, ref: obj.row.ref, file, contentType: obj.row.content_type, etag: etagOf(obj.row.sha256) }, params, req.headers.accept);
     if (v === null) return null;
-    const body = { path: v.file, size: v.size, contentType: v.contentType, etag: v.etag, headers: v.negotiated ? { vary: 'Accept' } : undefined };
+    const { projectId } = obj;
+    const cacheKey = v.cacheKey;
+    const body: TransformedBody = {
+      path: v.file,
+      size: v.size,
+      contentType: v.contentType,
+      etag: v.etag,
+      headers: v.negotiated ? { vary: 'Accept' } : undefined,
+      stillCached: () => images.stillCached(projectId, cacheKey),
+    };
     if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value!);
     memo.set(mk, { projectId: obj.projectId, cacheKey: v.cacheKey, body });
     return body;

@@ -50,6 +50,30 @@ const prepared = new WeakMap<ObjectRow, Served>();
 /** Prepared answers of cached image variants (the transform's lookup hands out the same body while it stays cached). */
 const preparedVariants = new WeakMap<TransformedBody, Served>();
 
+/** A cached variant found before for one object and query string (and `Accept` when it may matter). */
+interface VariantHit {
+  readonly served: Served;
+  readonly bytes: () => Buffer | null;
+  /** Whether the variant is still in the transform's cache (then it counts as used now). */
+  readonly stillCached: () => boolean;
+}
+/**
+ * The variants answered for an object kept by the short-id cache (the same `ReadableObject` until
+ * it changes), by query string: a repeated read of a cached variant skips parsing the query,
+ * normalising and hashing the parameters; the transform's cache still decides it is cached.
+ */
+const variantHits = new WeakMap<ReadableObject, Map<string, VariantHit>>();
+// note: bounded per object and by key length (a key may hold `Accept`): at most the short-id cache's 10,000 objects × 16 × 512 characters.
+const VARIANT_HITS_PER_OBJECT = 16;
+const VARIANT_KEY_MAX = 512;
+
+/**
+ * The key of a read's variant among an object's: the raw query string, and `Accept` when the query
+ * may say `format=auto` (literally or percent-encoded), as `Accept` then picks the format.
+ */
+export const variantMemoKey = (req: HandlerRequest): string =>
+  req.rawQuery.includes('auto') || req.rawQuery.includes('%') ? `${req.rawQuery}\n${req.headers.accept ?? ''}` : req.rawQuery;
+
 /**
  * Answers a read of an object (by key, by short id, signed): the stored bytes as a file answer
  * (ranges and HEAD by src/http/body-out.ts), or a variant when the request asks for a transform
@@ -64,11 +88,18 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
     plain = served(path, row.size, row.content_type, etagOf(row.sha256), row.updated_at, row.key, obj.publicBucket);
     prepared.set(row, plain);
   }
-  if (req.rawQuery === '' || !asksTransform(req.query)) {
-    // note: a small object goes out from memory in one write (no file opened per request); ranges go through the file answer.
-    const p = plain;
-    return answer(req, p, () => storage.cache.bytes(row.ref, p.path, p.size));
+  if (req.rawQuery === '') return plainAnswer(storage, req, plain, row.ref);
+  // note: the variant answered for this object and query string before, while it stays cached: no query parsing, no hashing.
+  const hits = variantHits.get(obj);
+  if (hits !== undefined) {
+    const k = variantMemoKey(req);
+    const h = hits.get(k);
+    if (h !== undefined) {
+      if (h.stillCached()) return answer(req, h.served, h.bytes);
+      hits.delete(k);
+    }
   }
+  if (!asksTransform(req.query)) return plainAnswer(storage, req, plain, row.ref);
   const source = plain;
   // note: a variant already cached is answered at once, like the stored bytes.
   const hit = storage.transformerCached === null ? null : storage.transformerCached(obj, req);
@@ -76,7 +107,16 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
     // note: a variant file never changes under its path (same ref, same parameters), so small ones are kept in memory by path.
     let v = preparedVariants.get(hit);
     if (v === undefined) preparedVariants.set(hit, (v = served(hit.path, hit.size, hit.contentType, hit.etag, row.updated_at, row.key, obj.publicBucket, hit.headers)));
-    return answer(req, v, () => storage.cache.bytes(hit.path, hit.path, hit.size));
+    const bytes = (): Buffer | null => storage.cache.bytes(hit.path, hit.path, hit.size);
+    // note: remembered only for an object the short-id cache keeps (its identity lasts); other reads build a fresh object each time.
+    const k = variantMemoKey(req);
+    if (hit.stillCached !== undefined && k.length <= VARIANT_KEY_MAX && storage.cache.object(row.short_id) === obj) {
+      let m = hits;
+      if (m === undefined) variantHits.set(obj, (m = new Map()));
+      if (m.size >= VARIANT_HITS_PER_OBJECT) m.delete(m.keys().next().value!);
+      m.set(k, { served: v, bytes, stillCached: hit.stillCached });
+    }
+    return answer(req, v, bytes);
   }
   // note: the read routes answer at once (`awaits: false`); a transform waits, so it starts on the next turn.
   return later().then(async () => {
@@ -84,6 +124,11 @@ export function objectAnswer(storage: StorageService, obj: ReadableObject, req: 
     if (v === null) return answer(req, source, null);
     return answer(req, served(v.path, v.size, v.contentType, v.etag, row.updated_at, row.key, obj.publicBucket, v.headers), null);
   });
+}
+
+/** The stored bytes: a small object goes out from memory in one write (no file opened per request); ranges go through the file answer. */
+function plainAnswer(storage: StorageService, req: HandlerRequest, p: Served, ref: string): EdgeResponse {
+  return answer(req, p, () => storage.cache.bytes(ref, p.path, p.size));
 }
 
 /** `data`: the whole body in memory (a small file, else null), sent as bytes when no range is asked for; called after the 304 check. */

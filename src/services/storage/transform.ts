@@ -14,6 +14,8 @@ export interface TransformedBody {
   readonly etag: string;
   /** Extra headers, e.g. `Vary: Accept` for `format=auto`. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** For a variant found in the cache: whether it is still there (then it counts as used now); the read path may remember it while true. */
+  readonly stillCached?: () => boolean;
 }
 
 /** Whether a read asks for a transform at all (any of `w, h, g, fit, format, q`). */
