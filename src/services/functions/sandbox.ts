@@ -42,7 +42,8 @@ export interface CallHost {
 export interface CallSpec {
   /** The warm-cache key: project and version id. */
   key: string;
-  code: string;
+  /** The module's code; called at a cold start only (a warm isolate already holds it). */
+  code: () => string;
   memoryMb: number;
   timeoutMs: number;
 }
@@ -197,6 +198,7 @@ export class Sandbox {
   }
 
   async #create(spec: CallSpec): Promise<Warm> {
+    const code = spec.code();
     this.#coldStarts++;
     const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
     const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null };
@@ -204,7 +206,7 @@ export class Sandbox {
       const context = await isolate.createContext();
       const bridge = await isolate.compileScript(BRIDGE_SOURCE, { filename: 'platform-edge:bridge' });
       const setup = (await bridge.run(context, { reference: true, timeout: EVALUATE_MS })) as ivm.Reference;
-      const handler = await this.#load(isolate, context, spec.code, false);
+      const handler = await this.#load(isolate, context, code, false);
       const log = new ivm.Callback((id: unknown, level: unknown, message: unknown) => this.#log(warm, id, level, message));
       const start = new ivm.Callback((id: unknown, op: unknown, payload: unknown) => this.#start(warm, id, op, payload));
       const secret = new ivm.Callback((id: unknown, name: unknown) => this.#secret(warm, id, name));
