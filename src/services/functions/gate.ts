@@ -18,6 +18,15 @@ export class Gate {
     readonly queue: number,
   ) {}
 
+  /** The release function when the call may run now (no promise, no turn of the event loop); null when it must wait. */
+  tryEnter(projectId: string): (() => void) | null {
+    let slot = this.#slots.get(projectId);
+    if (slot === undefined) this.#slots.set(projectId, (slot = { active: 0, waiting: [] }));
+    if (slot.active >= this.limit || slot.waiting.length > 0) return null;
+    slot.active++;
+    return this.#release(projectId, slot);
+  }
+
   /** Resolves to the release function once the call may run. */
   async enter(projectId: string): Promise<() => void> {
     let slot = this.#slots.get(projectId);
@@ -29,6 +38,10 @@ export class Gate {
       await new Promise<void>((resolve) => slot.waiting.push(resolve));
     }
     slot.active++;
+    return this.#release(projectId, slot);
+  }
+
+  #release(projectId: string, slot: Slot): () => void {
     let released = false;
     return () => {
       if (released) return;
