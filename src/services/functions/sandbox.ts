@@ -138,6 +138,9 @@ export class Sandbox {
     warm.calls.set(id, call);
     warm.timer ??= setTimeout(() => this.#expire(warm), spec.timeoutMs).unref();
     try {
+      // note: isolated-vm captures the caller's stack (up to 10 frames, each optimized one
+      // deoptimized to be read) at every async apply; from a fresh microtask that stack is one frame.
+      await SHALLOW;
       const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], {
         arguments: { copy: true },
         result: { promise: true, copy: true },
@@ -390,6 +393,9 @@ export class Sandbox {
     }
   }
 }
+
+/** A settled promise: awaiting it resumes the caller from a microtask (a shallow stack). */
+const SHALLOW = Promise.resolve();
 
 const LEVELS = new Set<LogLevel>(['debug', 'info', 'warn', 'error']);
 
