@@ -73,6 +73,8 @@ interface Warm {
   killedBy: 'timeout' | null;
   /** The deadline timer, armed while calls run. */
   timer: NodeJS.Timeout | null;
+  /** The options of each `invoke` apply (a version's calls share their limit). */
+  readonly applyOptions: { result: { promise: true }; timeout: number };
 }
 
 export class Sandbox {
@@ -141,11 +143,9 @@ export class Sandbox {
       // note: isolated-vm captures the caller's stack (up to 10 frames, each optimized one
       // deoptimized to be read) at every async apply; from a fresh microtask that stack is one frame.
       await SHALLOW;
-      const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], {
-        arguments: { copy: true },
-        result: { promise: true, copy: true },
-        timeout: spec.timeoutMs,
-      })) as unknown;
+      // note: the arguments and the result are a number and strings, primitives isolated-vm copies
+      // without being told (anything else would throw, never cross as a reference).
+      const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], warm.applyOptions)) as unknown;
       if (typeof out !== 'string') throw new EdgeError('function_error', 'the function returned no result');
       if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
       const json = out.slice(1);
@@ -231,7 +231,7 @@ export class Sandbox {
     const code = spec.code();
     this.#coldStarts++;
     const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
-    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null, timer: null };
+    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null, timer: null, applyOptions: { result: { promise: true }, timeout: spec.timeoutMs } };
     try {
       const context = await isolate.createContext();
       const bridge = await isolate.compileScript(BRIDGE_SOURCE, { filename: 'platform-edge:bridge' });
