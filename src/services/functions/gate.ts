@@ -35,7 +35,10 @@ export class Gate {
       if (slot.waiting.length >= this.queue) {
         throw new EdgeError('rate_limited', `this project already runs ${this.limit} function calls and has ${this.queue} waiting; retry shortly`, { headers: { 'retry-after': '1' } });
       }
+      // note: a release hands its slot straight to the first waiter (`active` stays), so no
+      // newcomer can take it between the release and this call's turn.
       await new Promise<void>((resolve) => slot.waiting.push(resolve));
+      return this.#release(projectId, slot);
     }
     slot.active++;
     return this.#release(projectId, slot);
@@ -46,10 +49,10 @@ export class Gate {
     return () => {
       if (released) return;
       released = true;
-      slot.active--;
       const next = slot.waiting.shift();
-      if (next !== undefined) next();
-      else if (slot.active === 0) this.#slots.delete(projectId);
+      if (next !== undefined) return next();
+      slot.active--;
+      if (slot.active === 0) this.#slots.delete(projectId);
     };
   }
 }
