@@ -67,6 +67,7 @@ interface Warm {
   readonly calls: Map<number, Call>;
   invoke: ivm.Reference | null;
   deliver: ivm.Reference | null;
+  wait: ivm.Reference | null;
   active: number;
   lastUsed: number;
   /** Set when this host disposed it (a timeout), so sibling calls answer accordingly. */
@@ -74,7 +75,9 @@ interface Warm {
   /** The deadline timer, armed while calls run. */
   timer: NodeJS.Timeout | null;
   /** The options of each `invoke` apply (a version's calls share their limit). */
-  readonly applyOptions: { result: { promise: true }; timeout: number };
+  readonly applyOptions: { timeout: number };
+  /** The options of a `wait` apply: its result is the handler's promise, settled in the isolate. */
+  readonly waitOptions: { result: { promise: true }; timeout: number };
 }
 
 export class Sandbox {
@@ -145,7 +148,10 @@ export class Sandbox {
       await SHALLOW;
       // note: the arguments and the result are a number and strings, primitives isolated-vm copies
       // without being told (anything else would throw, never cross as a reference).
-      const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], warm.applyOptions)) as unknown;
+      let out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], warm.applyOptions)) as unknown;
+      // note: 'P': the handler returned an object (a promise, most often); its outcome comes through
+      // a second entry that waits for it in the isolate (bridge.ts). A primitive result is already in `out`.
+      if (out === 'P') out = (await warm.wait!.apply(undefined, [id], warm.waitOptions)) as unknown;
       if (typeof out !== 'string') throw new EdgeError('function_error', 'the function returned no result');
       if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
       const json = out.slice(1);
@@ -231,7 +237,16 @@ export class Sandbox {
     const code = spec.code();
     this.#coldStarts++;
     const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
-    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null, timer: null, applyOptions: { result: { promise: true }, timeout: spec.timeoutMs } };
+    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null,
+      deliver: null,
+      wait: null,
+      active: 0,
+      lastUsed: Date.now(),
+      killedBy: null,
+      timer: null,
+      applyOptions: { timeout: spec.timeoutMs },
+      waitOptions: { result: { promise: true }, timeout: spec.timeoutMs },
+    };
     try {
       const context = await isolate.createContext();
       const bridge = await isolate.compileScript(BRIDGE_SOURCE, { filename: 'platform-edge:bridge' });
@@ -243,6 +258,7 @@ export class Sandbox {
       const pair = (await setup.apply(undefined, [log, start, secret, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
       warm.invoke = (await pair.get(0, { reference: true })) as ivm.Reference;
       warm.deliver = (await pair.get(1, { reference: true })) as ivm.Reference;
+      warm.wait = (await pair.get(2, { reference: true })) as ivm.Reference;
       return warm;
     } catch (err) {
       if (!isolate.isDisposed) isolate.dispose();
