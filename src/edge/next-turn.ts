@@ -21,6 +21,6 @@ const runDeferred = (): void => {
 export function nextTurn(req: EdgeRequest): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (deferred.length === 0) setImmediate(runDeferred);
-    deferred.push(() => (req.signal.aborted ? reject(clientGone()) : resolve()));
+    deferred.push(() => ((req.aborted ?? req.signal.aborted) ? reject(clientGone()) : resolve()));
   });
 }

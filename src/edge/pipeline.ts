@@ -193,7 +193,7 @@ export class Pipeline {
     const auth = authenticate(this.#auth, req, route);
     if (auth instanceof Promise) {
       return auth.then((a) => {
-        if (req.signal.aborted) throw clientGone();
+        if (req.aborted ?? req.signal.aborted) throw clientGone();
         return this.#handle(req, st, route, params, a);
       });
     }

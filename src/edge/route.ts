@@ -72,6 +72,11 @@ export interface EdgeRequest {
   readonly stream?: AsyncIterable<Uint8Array> | null;
   readonly ip: string;
   readonly signal: AbortSignal;
+  /**
+   * True once the client has gone, as `signal.aborted`, without making the AbortController
+   * (hot paths read this; adapters that omit it are asked through `signal`).
+   */
+  readonly aborted?: boolean;
   /** Set by the HTTP adapter on a WebSocket upgrade request (`HttpCore.upgrade`). */
   readonly upgrade?: boolean;
 }

@@ -507,6 +507,10 @@ class NodeRequest implements EdgeRequest {
     return this.#req.socket.remoteAddress ?? '';
   }
 
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
   get signal(): AbortSignal {
     this.#controller ??= new AbortController();
     if (this.#aborted) this.#controller.abort();

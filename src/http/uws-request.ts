@@ -91,6 +91,10 @@ export class UwsRequest implements EdgeRequest {
     return this.#ip;
   }
 
+  get aborted(): boolean {
+    return this.#state.aborted;
+  }
+
   get signal(): AbortSignal {
     if (this.#state.controller === null) {
       this.#state.controller = new AbortController();

@@ -25,4 +25,26 @@ describe('the per-project call gate', () => {
     releaseC();
     (await d)();
   });
+
+  it('tryEnter admits at once while a slot is free and nobody waits, else answers null and leaves the queue alone', async () => {
+    const g = new Gate(1, 1);
+    const a = g.tryEnter('p');
+    expect(a).toBeTypeOf('function');
+    expect(g.tryEnter('p')).toBeNull();
+    const order: string[] = [];
+    const b = g.enter('p').then((release) => {
+      order.push('b');
+      return release;
+    });
+    a!();
+    // the slot a freed is b's: a newcomer does not overtake the waiting call
+    expect(g.tryEnter('p')).toBeNull();
+    const releaseB = await b;
+    expect(order).toEqual(['b']);
+    releaseB();
+    const c = g.tryEnter('p');
+    expect(c).toBeTypeOf('function');
+    c!();
+    expect(g.tryEnter('q')).toBeTypeOf('function');
+  });
 });

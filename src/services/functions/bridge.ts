@@ -2,12 +2,16 @@
  * The code that runs inside every function isolate before the user's module (docs/api.md
  * "Sandbox" and "ctx"). It is a function expression, called once from the host with three
  * `ivm.Callback`s (the only host objects that ever enter an isolate, and they only take and
- * return copied strings and numbers) and the user's handler; it returns `[invoke, deliver]`,
+ * return copied strings and numbers) and the user's handler; it returns `[invoke, deliver, wait]`,
  * which only the host holds (as References): nothing of it is reachable from `globalThis`.
  *
  * - `invoke(id, argsJson, userJson)` builds a fresh, frozen `ctx` for call `id`, runs the
- *   handler and resolves to `R<json>` (the result) or `E<message>` (a throw, or a result that is
- *   not JSON).
+ *   handler and returns `R<json>` (the result) or `E<message>` (a throw, or a result that is
+ *   not JSON) when the handler threw or returned a primitive; when it returned an object (a
+ *   promise, most often) it keeps that call's outcome and returns `P`.
+ * - `wait(id)` hands over (once) the promise of call `id`'s outcome, resolving to `R…` or `E…`;
+ *   the host calls it right after a `P`. A trivial handler thus costs one entry, with no promise
+ *   to carry across.
  * - `deliver(op, ok, json)` settles the promise of an async `ctx` operation (`db.*`, `fetch`)
  *   that `hostStart` began; the host calls it when the operation finishes.
  * - `console.*` goes to the call whose event is running (the host enters the isolate only
@@ -94,15 +98,24 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
     }
   };
   const bad = (e) => 'E' + message(e);
+  const outcomes = new Map();
   function invoke(id, argsJson, userJson) {
     current = id;
     let r;
     try {
       r = handler(parse(argsJson), makeCtx(id, parse(userJson)));
     } catch (e) {
-      return resolved(bad(e));
+      return bad(e);
     }
-    return resolved(r).then(ok, bad);
+    // note: a primitive is never a thenable (Promise.resolve would not read its "then"): answer it now.
+    if (r === null || (typeof r !== 'object' && typeof r !== 'function')) return ok(r);
+    mapSet.call(outcomes, id, resolved(r).then(ok, bad));
+    return 'P';
   }
-  return [invoke, deliver];
+  function wait(id) {
+    const p = mapGet.call(outcomes, id);
+    mapDelete.call(outcomes, id);
+    return p === undefined ? 'Ethe call has no outcome' : p;
+  }
+  return [invoke, deliver, wait];
 })`;

@@ -11,7 +11,7 @@ import type { DbService } from '../db/db.js';
 import type { QueryService } from '../db/query.js';
 import { Gate } from './gate.js';
 import { MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, Sandbox, type CallHost, type LogLine } from './sandbox.js';
-import { functionsStore, type VersionRow } from './store.js';
+import { functionsStore, type VersionMeta, type VersionRow } from './store.js';
 
 /** The pinned limits of docs/api.md "Functions and jobs". */
 export const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -83,6 +83,27 @@ export interface CtxServices {
 }
 
 type OptionCheck = (name: string, options: Record<string, unknown>) => void;
+
+/** What an invoke needs of a version: its row without source and code, options parsed. */
+interface Meta {
+  readonly id: number;
+  readonly version: number;
+  readonly options: FunctionOptions;
+  /** Date.now() of the read; trusted for META_TRUST_MS. */
+  readonly readAt: number;
+}
+
+/**
+ * Per open project (`lease.cache`): the versions invoked, by `name` (the current one) or
+ * `name@version`. This process's deploys and deletes empty it; a change made by
+ * another process is seen within META_TRUST_MS (the rule of project/schema-version.ts), and
+ * the code itself is read only at a cold start (the warm isolate is named by the version's id,
+ * never reused).
+ */
+const METAS = 'functions.metas';
+const newMetas = (): Map<string, Meta> => new Map();
+const META_TRUST_MS = 1000;
+const MAX_METAS = 4096;
 
 /**
  * Deploy, list, delete and invoke functions (docs/api.md "Functions and jobs"). The sandbox
@@ -164,6 +185,7 @@ export class FunctionsService {
       { name, language: input.language, source: input.source, code, size, sha256, options: JSON.stringify(options) },
       new Date().toISOString(),
     );
+    lease.cache(METAS, newMetas).clear();
     const fn = deployed(row);
     for (const f of this.#onDeployed) f(lease, fn);
     return { fn, created };
@@ -193,12 +215,30 @@ export class FunctionsService {
 
   /** The options of the current version (the jobs part reads them). */
   options(lease: ProjectLease, name: string): FunctionOptions | null {
-    const v = functionsStore.version(lease, name, null);
-    return v === null ? null : (JSON.parse(v.options) as FunctionOptions);
+    return this.#meta(lease, name, null)?.options ?? null;
+  }
+
+  /** The version's metadata from the per-project cache, read again when older than META_TRUST_MS. */
+  #meta(lease: ProjectLease, name: string, version: number | null): Meta | null {
+    const metas = lease.cache(METAS, newMetas);
+    const key = version === null ? name : `${name}@${version}`;
+    const now = Date.now();
+    const hit = metas.get(key);
+    if (hit !== undefined && now - hit.readAt < META_TRUST_MS) return hit;
+    const row = functionsStore.version(lease, name, version);
+    const meta = row === null ? null : metaOf(row, now);
+    // note: misses are not kept (a name nobody deployed costs its small read each time).
+    if (meta === null) metas.delete(key);
+    else {
+      if (metas.size >= MAX_METAS) metas.clear();
+      metas.set(key, meta);
+    }
+    return meta;
   }
 
   delete(lease: ProjectLease, name: string): void {
     const ids = functionsStore.delete(lease, name);
+    lease.cache(METAS, newMetas).clear();
     if (ids === null) throw notFound('function', name);
     const keys = new Set(ids.map((id) => `${lease.projectId}:${id}`));
     this.sandbox.drop((key) => keys.has(key));
@@ -212,21 +252,22 @@ export class FunctionsService {
    * `function_timeout`, `function_out_of_memory` (with `beside.logs`).
    */
   async invoke(lease: ProjectLease, name: string, args: unknown, caller: AuthContext, opts: InvokeOptions = {}): Promise<InvokeResult> {
-    const row = functionsStore.version(lease, name, opts.version ?? null);
+    const row = this.#meta(lease, name, opts.version ?? null);
     if (row === null) throw opts.version === undefined ? notFound('function', name) : notFound('version', `${name}@${opts.version}`);
-    const options = JSON.parse(row.options) as FunctionOptions;
+    const options = row.options;
     if (opts.checkAccess !== false) checkAccess(options.access, caller);
     const argsJson = JSON.stringify(args ?? null);
     if (Buffer.byteLength(argsJson) > MAX_RESULT_BYTES) throw payloadTooLarge(MAX_RESULT_BYTES);
-    const user = caller.user === null ? null : { id: caller.user.id, role: caller.user.role };
-    const release = await this.#gate.enter(lease.projectId);
+    const userJson = caller.user === null ? 'null' : JSON.stringify({ id: caller.user.id, role: caller.user.role });
+    // note: the common case takes its turn at once, with no promise to wait on.
+    const release = this.#gate.tryEnter(lease.projectId) ?? (await this.#gate.enter(lease.projectId));
     const t0 = performance.now();
     try {
       const host = this.#host(lease, caller, options, t0 + options.timeout_ms);
       const out = await this.sandbox.run(
-        { key: `${lease.projectId}:${row.id}`, code: row.code, memoryMb: options.memory_mb, timeoutMs: options.timeout_ms },
+        { key: `${lease.projectId}:${row.id}`, code: () => codeOf(lease, row.id, name), memoryMb: options.memory_mb, timeoutMs: options.timeout_ms },
         argsJson,
-        JSON.stringify(user),
+        userJson,
         host,
       );
       let result: unknown;
@@ -268,12 +309,11 @@ export class FunctionsService {
   #host(lease: ProjectLease, caller: AuthContext, options: FunctionOptions, deadline: number): CallHost {
     const { db, query, outbound, secrets } = this.#svc;
     let fetches = 0;
-    const allowed = new Set(options.secrets);
     const remaining = (): number => Math.max(1, Math.floor(deadline - performance.now()));
     const parsed = (text: string): unknown => JSON.parse(text) as unknown;
     return {
       secret: (name) => {
-        if (!allowed.has(name)) throw new EdgeError('forbidden', `the secret "${name.slice(0, 128)}" is not listed in the function's "secrets" option`);
+        if (!options.secrets.includes(name)) throw new EdgeError('forbidden', `the secret "${name.slice(0, 128)}" is not listed in the function's "secrets" option`);
         return secrets.get(lease, name);
       },
       op: async (op, payload) => {
@@ -332,6 +372,18 @@ function checkName(name: string): void {
 function checkAccess(access: Access, caller: AuthContext): void {
   if (access === 'user' && caller.user === null) throw new EdgeError('unauthorized', 'this function needs a signed-in user (Authorization: Bearer)');
   if (access === 'service' && caller.role !== 'service_role') throw new EdgeError('forbidden', 'this function needs the service role');
+}
+
+const metaOf = (row: VersionMeta, readAt: number): Meta => ({ id: row.id, version: row.version, options: JSON.parse(row.options) as FunctionOptions, readAt });
+
+/** A version's code at a cold start; 404 when another process deleted it since its metadata was read. */
+function codeOf(lease: ProjectLease, id: number, name: string): string {
+  const code = functionsStore.code(lease, id);
+  if (code === null) {
+    lease.cache(METAS, newMetas).clear();
+    throw notFound('function', name);
+  }
+  return code;
 }
 
 const deployed = (row: VersionRow): Deployed => ({

@@ -18,6 +18,15 @@ export class Gate {
     readonly queue: number,
   ) {}
 
+  /** The release function when the call may run now (no promise, no turn of the event loop); null when it must wait. */
+  tryEnter(projectId: string): (() => void) | null {
+    let slot = this.#slots.get(projectId);
+    if (slot === undefined) this.#slots.set(projectId, (slot = { active: 0, waiting: [] }));
+    if (slot.active >= this.limit || slot.waiting.length > 0) return null;
+    slot.active++;
+    return this.#release(projectId, slot);
+  }
+
   /** Resolves to the release function once the call may run. */
   async enter(projectId: string): Promise<() => void> {
     let slot = this.#slots.get(projectId);
@@ -26,17 +35,24 @@ export class Gate {
       if (slot.waiting.length >= this.queue) {
         throw new EdgeError('rate_limited', `this project already runs ${this.limit} function calls and has ${this.queue} waiting; retry shortly`, { headers: { 'retry-after': '1' } });
       }
+      // note: a release hands its slot straight to the first waiter (`active` stays), so no
+      // newcomer can take it between the release and this call's turn.
       await new Promise<void>((resolve) => slot.waiting.push(resolve));
+      return this.#release(projectId, slot);
     }
     slot.active++;
+    return this.#release(projectId, slot);
+  }
+
+  #release(projectId: string, slot: Slot): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      slot.active--;
       const next = slot.waiting.shift();
-      if (next !== undefined) next();
-      else if (slot.active === 0) this.#slots.delete(projectId);
+      if (next !== undefined) return next();
+      slot.active--;
+      if (slot.active === 0) this.#slots.delete(projectId);
     };
   }
 }

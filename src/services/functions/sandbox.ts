@@ -10,7 +10,9 @@ import { BRIDGE_SOURCE } from './bridge.js';
  * - Only the async `apply`/`evaluate` forms: the event loop never waits for user code (it runs
  *   on isolated-vm's threads).
  * - Time: each entry's own `timeout`, plus a host timer that disposes the isolate when async work
- *   outlives the call's limit (a promise that never settles, a microtask loop).
+ *   outlives the call's limit (a promise that never settles, a microtask loop). One timer per
+ *   warm isolate, armed for its earliest deadline, not one per call (a version's calls share
+ *   their limit, so deadlines come in start order).
  * - Memory: `memoryLimit`; an isolate that passes it is disposed by isolated-vm.
  * - What crosses: strings and numbers, copied, through three `ivm.Callback`s (bridge.ts).
  */
@@ -42,7 +44,8 @@ export interface CallHost {
 export interface CallSpec {
   /** The warm-cache key: project and version id. */
   key: string;
-  code: string;
+  /** The module's code; called at a cold start only (a warm isolate already holds it). */
+  code: () => string;
   memoryMb: number;
   timeoutMs: number;
 }
@@ -54,6 +57,8 @@ interface Call {
   dropped: number;
   done: boolean;
   timedOut: boolean;
+  /** performance.now() past which the call is killed. */
+  deadline: number;
 }
 
 interface Warm {
@@ -62,14 +67,23 @@ interface Warm {
   readonly calls: Map<number, Call>;
   invoke: ivm.Reference | null;
   deliver: ivm.Reference | null;
+  wait: ivm.Reference | null;
   active: number;
   lastUsed: number;
   /** Set when this host disposed it (a timeout), so sibling calls answer accordingly. */
   killedBy: 'timeout' | null;
+  /** The deadline timer, armed while calls run. */
+  timer: NodeJS.Timeout | null;
+  /** The options of each `invoke` apply (a version's calls share their limit). */
+  readonly applyOptions: { timeout: number };
+  /** The options of a `wait` apply: its result is the handler's promise, settled in the isolate. */
+  readonly waitOptions: { result: { promise: true }; timeout: number };
 }
 
 export class Sandbox {
   readonly #warm = new Map<string, Promise<Warm>>();
+  /** The isolate each settled promise of `#warm` gave: a warm call then waits on nothing. */
+  readonly #settled = new WeakMap<Promise<Warm>, Warm>();
   readonly #maxIsolates: number;
   readonly #idleMs: number;
   readonly #sweep: NodeJS.Timeout;
@@ -115,26 +129,29 @@ export class Sandbox {
    */
   async run(spec: CallSpec, argsJson: string, userJson: string, host: CallHost): Promise<{ json: string; logs: LogLine[] }> {
     const id = ++this.#callSeq;
-    const call: Call = { host, logs: [], bytes: 0, dropped: 0, done: false, timedOut: false };
+    const call: Call = { host, logs: [], bytes: 0, dropped: 0, done: false, timedOut: false, deadline: 0 };
     let warm: Warm;
     try {
-      warm = await this.#get(spec);
+      const got = this.#get(spec);
+      warm = got instanceof Promise ? await got : got;
     } catch (err) {
       throw this.#failure(err, call, null, spec);
     }
     warm.active++;
     warm.lastUsed = Date.now();
+    call.deadline = performance.now() + spec.timeoutMs;
     warm.calls.set(id, call);
-    const timer = setTimeout(() => {
-      call.timedOut = true;
-      this.#kill(warm, 'timeout');
-    }, spec.timeoutMs);
+    warm.timer ??= setTimeout(() => this.#expire(warm), spec.timeoutMs).unref();
     try {
-      const out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], {
-        arguments: { copy: true },
-        result: { promise: true, copy: true },
-        timeout: spec.timeoutMs,
-      })) as unknown;
+      // note: isolated-vm captures the caller's stack (up to 10 frames, each optimized one
+      // deoptimized to be read) at every async apply; from a fresh microtask that stack is one frame.
+      await SHALLOW;
+      // note: the arguments and the result are a number and strings, primitives isolated-vm copies
+      // without being told (anything else would throw, never cross as a reference).
+      let out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], warm.applyOptions)) as unknown;
+      // note: 'P': the handler returned an object (a promise, most often); its outcome comes through
+      // a second entry that waits for it in the isolate (bridge.ts). A primitive result is already in `out`.
+      if (out === 'P') out = (await warm.wait!.apply(undefined, [id], warm.waitOptions)) as unknown;
       if (typeof out !== 'string') throw new EdgeError('function_error', 'the function returned no result');
       if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
       const json = out.slice(1);
@@ -143,7 +160,6 @@ export class Sandbox {
     } catch (err) {
       throw this.#failure(err, call, warm, spec);
     } finally {
-      clearTimeout(timer);
       call.done = true;
       warm.calls.delete(id);
       warm.active--;
@@ -179,38 +195,70 @@ export class Sandbox {
     return new EdgeError(e.code, e.message, { headers: e.headers, details: e.details, beside: { logs }, cause: err });
   }
 
-  #get(spec: CallSpec): Promise<Warm> {
+  /** Kills the isolate when a call is past its deadline; else waits for the earliest one. */
+  #expire(warm: Warm): void {
+    warm.timer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const call of warm.calls.values()) {
+      // note: 1 ms of slack: the timer's clock and performance.now() round differently.
+      if (call.deadline - now <= 1) {
+        call.timedOut = true;
+        this.#kill(warm, 'timeout');
+        return;
+      }
+      if (call.deadline < next) next = call.deadline;
+    }
+    if (next !== Infinity) warm.timer = setTimeout(() => this.#expire(warm), Math.ceil(next - now)).unref();
+  }
+
+  #get(spec: CallSpec): Promise<Warm> | Warm {
     let p = this.#warm.get(spec.key);
     if (p !== undefined) {
       // note: Map order is the LRU order: a use moves the key to the end.
       this.#warm.delete(spec.key);
       this.#warm.set(spec.key, p);
-      return p;
+      return this.#settled.get(p) ?? p;
     }
-    p = this.#create(spec);
-    this.#warm.set(spec.key, p);
-    p.catch(() => {
-      if (this.#warm.get(spec.key) === p) this.#warm.delete(spec.key);
-    });
+    const created = this.#create(spec);
+    p = created;
+    this.#warm.set(spec.key, created);
+    created.then(
+      (w) => this.#settled.set(created, w),
+      () => {
+        if (this.#warm.get(spec.key) === created) this.#warm.delete(spec.key);
+      },
+    );
     this.#trim();
     return p;
   }
 
   async #create(spec: CallSpec): Promise<Warm> {
+    const code = spec.code();
     this.#coldStarts++;
     const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
-    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null, deliver: null, active: 0, lastUsed: Date.now(), killedBy: null };
+    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null,
+      deliver: null,
+      wait: null,
+      active: 0,
+      lastUsed: Date.now(),
+      killedBy: null,
+      timer: null,
+      applyOptions: { timeout: spec.timeoutMs },
+      waitOptions: { result: { promise: true }, timeout: spec.timeoutMs },
+    };
     try {
       const context = await isolate.createContext();
       const bridge = await isolate.compileScript(BRIDGE_SOURCE, { filename: 'platform-edge:bridge' });
       const setup = (await bridge.run(context, { reference: true, timeout: EVALUATE_MS })) as ivm.Reference;
-      const handler = await this.#load(isolate, context, spec.code, false);
+      const handler = await this.#load(isolate, context, code, false);
       const log = new ivm.Callback((id: unknown, level: unknown, message: unknown) => this.#log(warm, id, level, message));
       const start = new ivm.Callback((id: unknown, op: unknown, payload: unknown) => this.#start(warm, id, op, payload));
       const secret = new ivm.Callback((id: unknown, name: unknown) => this.#secret(warm, id, name));
       const pair = (await setup.apply(undefined, [log, start, secret, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
       warm.invoke = (await pair.get(0, { reference: true })) as ivm.Reference;
       warm.deliver = (await pair.get(1, { reference: true })) as ivm.Reference;
+      warm.wait = (await pair.get(2, { reference: true })) as ivm.Reference;
       return warm;
     } catch (err) {
       if (!isolate.isDisposed) isolate.dispose();
@@ -301,13 +349,20 @@ export class Sandbox {
 
   #kill(warm: Warm, why: 'timeout' | null): void {
     warm.killedBy ??= why;
-    void this.#warm.get(warm.key)?.then((w) => {
-      if (w === warm) this.#warm.delete(warm.key);
-    });
+    const p = this.#warm.get(warm.key);
+    if (p !== undefined && this.#settled.get(p) === warm) this.#warm.delete(warm.key);
+    else
+      void p?.then((w) => {
+        if (w === warm) this.#warm.delete(warm.key);
+      });
     this.#dispose(warm);
   }
 
   #dispose(warm: Warm): void {
+    if (warm.timer !== null) {
+      clearTimeout(warm.timer);
+      warm.timer = null;
+    }
     if (!warm.isolate.isDisposed) {
       try {
         warm.isolate.dispose();
@@ -354,6 +409,9 @@ export class Sandbox {
     }
   }
 }
+
+/** A settled promise: awaiting it resumes the caller from a microtask (a shallow stack). */
+const SHALLOW = Promise.resolve();
 
 const LEVELS = new Set<LogLevel>(['debug', 'info', 'warn', 'error']);
 

@@ -23,9 +23,13 @@ export interface FunctionRow {
   updated_at: string;
 }
 
+/** A version's row without its source and code (what an invoke needs on a warm isolate). */
+export type VersionMeta = Omit<VersionRow, 'source' | 'code'>;
+
 export type NewVersion = Omit<VersionRow, 'id' | 'version' | 'created_at'>;
 
 const VERSION_COLUMNS = 'id, name, version, language, size, sha256, options, created_at';
+const VERSION_COLUMNS_V = 'v.id, v.name, v.version, v.language, v.size, v.sha256, v.options, v.created_at';
 
 /** SQL of the functions service: `_svc_meta.functions` and `_svc_meta.function_versions`. */
 export const functionsStore = {
@@ -65,17 +69,22 @@ export const functionsStore = {
   },
 
   /** Versions without their source, newest first. */
-  versions(lease: ProjectLease, name: string): Omit<VersionRow, 'source' | 'code'>[] {
-    return lease.stmt(`SELECT ${VERSION_COLUMNS} FROM "_svc_meta.function_versions" WHERE name = ? ORDER BY version DESC`).all(name) as Omit<VersionRow, 'source' | 'code'>[];
+  versions(lease: ProjectLease, name: string): VersionMeta[] {
+    return lease.stmt(`SELECT ${VERSION_COLUMNS} FROM "_svc_meta.function_versions" WHERE name = ? ORDER BY version DESC`).all(name) as VersionMeta[];
   },
 
-  /** One version with its code; the current one when `version` is null. */
-  version(lease: ProjectLease, name: string, version: number | null): VersionRow | null {
+  /** One version without its source and code; the current one when `version` is null. */
+  version(lease: ProjectLease, name: string, version: number | null): VersionMeta | null {
     const row =
       version === null
-        ? lease.stmt('SELECT v.* FROM "_svc_meta.functions" f JOIN "_svc_meta.function_versions" v ON v.name = f.name AND v.version = f.version WHERE f.name = ?').get(name)
-        : lease.stmt('SELECT v.* FROM "_svc_meta.functions" f JOIN "_svc_meta.function_versions" v ON v.name = f.name WHERE f.name = ? AND v.version = ?').get(name, version);
-    return (row as VersionRow | undefined) ?? null;
+        ? lease.stmt(`SELECT ${VERSION_COLUMNS_V} FROM "_svc_meta.functions" f JOIN "_svc_meta.function_versions" v ON v.name = f.name AND v.version = f.version WHERE f.name = ?`).get(name)
+        : lease.stmt(`SELECT ${VERSION_COLUMNS_V} FROM "_svc_meta.functions" f JOIN "_svc_meta.function_versions" v ON v.name = f.name WHERE f.name = ? AND v.version = ?`).get(name, version);
+    return (row as VersionMeta | undefined) ?? null;
+  },
+
+  /** The compiled code of a version by id (read at a cold start only); null when it is gone. */
+  code(lease: ProjectLease, id: number): string | null {
+    return (lease.stmt('SELECT code FROM "_svc_meta.function_versions" WHERE id = ?').pluck().get(id) as string | undefined) ?? null;
   },
 
   /** Removes the name and all its versions; the ids removed (their isolates are dropped). */
