@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { EdgeError } from '../../core/errors.js';
 import {
   MIME,
@@ -13,9 +13,22 @@ import {
   type TransformParams,
 } from './image-params.js';
 
-// note: libvips' own operation cache holds decoded images across calls: with one process
-// serving many projects it only costs memory, and every variant is cached on disk anyway.
-sharp.cache(false);
+type SharpFn = (input: string, options?: SharpOptions) => Sharp;
+let sharpFn: Promise<SharpFn> | null = null;
+
+/**
+ * sharp (libvips) loaded on the first transform, not at startup: its import alone takes about
+ * 200 ms, which a server that never resizes an image should not pay (docs/benchmarks.md, startup).
+ */
+function loadSharp(): Promise<SharpFn> {
+  sharpFn ??= import('sharp').then(({ default: sharp }) => {
+    // note: libvips' own operation cache holds decoded images across calls: with one process
+    // serving many projects it only costs memory, and every variant is cached on disk anyway.
+    sharp.cache(false);
+    return sharp;
+  });
+  return sharpFn;
+}
 
 export interface TransformLimits {
   /** Largest source, in pixels over every frame, decoded (checked from the header first). */
@@ -373,6 +386,7 @@ export async function render(
   out: OutFormat,
   limits: Pick<TransformLimits, 'maxPixels' | 'timeoutMs'>,
 ): Promise<void> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(file, { limitInputPixels: false, animated: true }).metadata();
