@@ -11,7 +11,7 @@
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
 import WebSocket from 'ws';
-import { apiCall, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
+import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
 import { seconds } from '../lib/wrk.mjs';
 
 const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
@@ -134,6 +134,7 @@ async function latency(server, svc, table, owners) {
       return fetch(`${server.url}/db/tables/${table}/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data }) }).then((r) => r.text());
     },
     owners ? owners.length : 1,
+    server.pid,
   );
 }
 
@@ -176,6 +177,7 @@ async function bareLatency(bare) {
     },
     (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
     1,
+    bare.pid,
   );
 }
 
@@ -183,7 +185,12 @@ async function bareLatency(bare) {
 // (as ours is the commit time, after the request arrived), so a request queued in this process does not count.
 const bareMsg = (i) => JSON.stringify({ type: 'change', op: 'insert', table: 'bench', id: '019ac0de-0000-7000-8000-000000000000', data: { n: i }, old: null, seq: i, at: '0000-00-00T00:00:00.000Z' });
 
-async function measureLatency(open, write, share) {
+/**
+ * Opens the clients, writes RATE/s for DURATION_S, collects every delivery's latency. Also the CPU
+ * (share of one core) the server and this process (every client) used meanwhile: on 2 shared cores,
+ * a client process near 100 % is the bottleneck, whatever the server.
+ */
+async function measureLatency(open, write, share, pid) {
   const lat = [];
   const clients = [];
   const onChange = (text) => {
@@ -196,6 +203,8 @@ async function measureLatency(open, write, share) {
     const total = Math.round(RATE * DURATION_S);
     const pending = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const srv0 = cpuMs(pid);
     for (let i = 0; i < total; i++) {
       const wait = t0 + (i * 1000) / RATE - performance.now();
       if (wait > 0) await sleep(wait);
@@ -208,8 +217,11 @@ async function measureLatency(open, write, share) {
       last = lat.length;
       await sleep(1000);
     }
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(cpu0);
+    const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients ${Math.round((100 * (c.user + c.system)) / 1000 / wall)} % of a core`;
     lat.sort((a, b) => a - b);
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected };
+    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected, cpu };
   } finally {
     for (const c of clients) c.close();
   }
@@ -304,9 +316,9 @@ export default {
           }
           log(`  bare uWS publish(): ${b.delivered}/${b.expected} delivered`);
           return [
-            { metric: 'p99, no policy', value: fmt(open.p99), target: '≤ 50 ms', pass: open.p99 <= 50 && open.delivered === open.expected, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` },
-            { metric: `p99, owner = auth.uid() (${USERS} users)`, value: fmt(own.p99), target: '≤ 100 ms', pass: own.p99 <= 100 && own.delivered === own.expected, note: `p50 ${fmt(own.p50)}; ${own.delivered}/${own.expected} delivered` },
-            { metric: 'p99, bare uWS publish() (same clients, same load)', value: fmt(b.p99), target: '—', pass: null, note: `p50 ${fmt(b.p50)}; ${b.delivered}/${b.expected} delivered` },
+            { metric: 'p99, no policy', value: fmt(open.p99), target: '≤ 50 ms', pass: open.p99 <= 50 && open.delivered === open.expected, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered; ${open.cpu}` },
+            { metric: `p99, owner = auth.uid() (${USERS} users)`, value: fmt(own.p99), target: '≤ 100 ms', pass: own.p99 <= 100 && own.delivered === own.expected, note: `p50 ${fmt(own.p50)}; ${own.delivered}/${own.expected} delivered; ${own.cpu}` },
+            { metric: 'p99, bare uWS publish() (same clients, same load)', value: fmt(b.p99), target: '—', pass: null, note: `p50 ${fmt(b.p50)}; ${b.delivered}/${b.expected} delivered; ${b.cpu}` },
           ];
         } finally {
           await server.stop();
@@ -319,7 +331,7 @@ export default {
         const { server, svc } = await edgeWithTables('node');
         try {
           const open = await latency(server, svc, 'bench', null);
-          return [{ metric: 'p99, no policy (node:http)', value: fmt(open.p99), target: '—', pass: null, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` }];
+          return [{ metric: 'p99, no policy (node:http)', value: fmt(open.p99), target: '—', pass: null, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered; ${open.cpu}` }];
         } finally {
           await server.stop();
         }
