@@ -10,8 +10,9 @@
 //   same run; bench/bare-uws-pubsub.mjs).
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
-import WebSocket from 'ws';
+import { Worker } from 'node:worker_threads';
 import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
+import { openInBatches, openTargets, sse, wsClient } from '../lib/realtime-clients.mjs';
 import { seconds } from '../lib/wrk.mjs';
 
 const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
@@ -19,6 +20,8 @@ const RATE = Number(process.env.BENCH_RT_RATE || 100);
 const IDLE = Number(process.env.BENCH_RT_IDLE || 1000);
 const DURATION_S = Math.max(1, seconds(DEFAULTS.duration));
 const USERS = 20;
+/** Worker threads the latency checks' clients are spread over (0, the default: all in this thread; on 2 cores more threads only compete with the server). */
+const THREADS = Number(process.env.BENCH_RT_CLIENT_THREADS ?? 0);
 /** PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS's default. */
 const CAP = 1000;
 const WRITERS = 8;
@@ -41,55 +44,6 @@ const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node,
 
 function pct(sorted, p) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN;
-}
-
-/** A minimal SSE client over fetch: calls onChange(data text) per `event: change`; resolves once `ready` came. */
-async function sse(url, onChange, clients) {
-  const ac = new AbortController();
-  const res = await fetch(url, { signal: ac.signal });
-  if (res.status !== 200) throw new Error(`SSE ${url.replace(/apikey=[^&]+|access_token=[^&]+/g, '…')} answered ${res.status}`);
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  clients.push({ close: () => ac.abort() });
-  let buf = '';
-  let ready;
-  const isReady = new Promise((r) => (ready = r));
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += value;
-        let i;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (frame.includes('event: ready')) ready();
-          else if (frame.includes('event: change')) onChange(frame.slice(frame.indexOf('data: ') + 6));
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return isReady;
-}
-
-function wsClient(url, onChange, clients, protocols = []) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols);
-    clients.push({ close: () => ws.terminate() });
-    ws.on('message', (d) => {
-      const text = d.toString('utf8');
-      if (text.startsWith('{"type":"ready"')) resolve();
-      else if (text.startsWith('{"type":"change"')) onChange(text);
-    });
-    ws.on('error', reject);
-    ws.on('unexpected-response', (_q, r) => reject(new Error(`WS answered ${r.statusCode}`)));
-  });
-}
-
-async function openInBatches(n, open) {
-  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => open(i + j)));
 }
 
 /** Our server with a `bench` table (no policy) and an `owned` table (owner policy), and USERS anonymous users. */
@@ -118,17 +72,17 @@ async function users(server, n) {
 async function latency(server, svc, table, owners) {
   const key = server.info.keys.publishable;
   const base = server.url.replace('http', 'ws');
+  const targets = [];
+  for (let i = 0; i < CLIENTS; i++) {
+    const tok = owners ? `&access_token=${owners[i % owners.length].token}` : '';
+    targets.push({ kind: 'sse', url: `${server.url}/realtime/stream?table=${table}&apikey=${key}${tok}` });
+  }
+  for (let i = 0; i < CLIENTS; i++) {
+    const protocols = ['platform-edge.v1', `key.${key}`, ...(owners ? [`bearer.${owners[i % owners.length].token}`] : [])];
+    targets.push({ kind: 'ws', url: `${base}/realtime/ws?table=${table}`, protocols });
+  }
   return measureLatency(
-    async (onChange, clients) => {
-      await openInBatches(CLIENTS, (i) => {
-        const tok = owners ? `&access_token=${owners[i % owners.length].token}` : '';
-        return sse(`${server.url}/realtime/stream?table=${table}&apikey=${key}${tok}`, onChange, clients);
-      });
-      await openInBatches(CLIENTS, (i) => {
-        const protocols = ['platform-edge.v1', `key.${key}`, ...(owners ? [`bearer.${owners[i % owners.length].token}`] : [])];
-        return wsClient(`${base}/realtime/ws?table=${table}`, onChange, clients, protocols);
-      });
-    },
+    targets,
     (i) => {
       const data = owners ? { owner: owners[i % owners.length].id, n: i } : { n: i };
       return fetch(`${server.url}/db/tables/${table}/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data }) }).then((r) => r.text());
@@ -170,15 +124,60 @@ async function perAddressCap(http) {
 
 /** The same clients and load against the bare uWS publish() server: each message's `at` is its send time. */
 async function bareLatency(bare) {
+  const targets = [
+    ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${bare.url}/sse` })),
+    ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${bare.url.replace('http', 'ws')}/ws` })),
+  ];
   return measureLatency(
-    async (onChange, clients) => {
-      await openInBatches(CLIENTS, () => sse(`${bare.url}/sse`, onChange, clients));
-      await openInBatches(CLIENTS, () => wsClient(`${bare.url.replace('http', 'ws')}/ws`, onChange, clients));
-    },
+    targets,
     (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
     1,
     bare.pid,
   );
+}
+
+/** The clients of `targets`, spread over THREADS worker threads (or in this one): open(), count(), stop() → latencies. */
+async function clientPool(targets) {
+  if (THREADS === 0) {
+    const lat = [];
+    const clients = [];
+    await openTargets(targets, (text) => lat.push(Date.now() - Date.parse(JSON.parse(text).at)), clients);
+    return {
+      count: async () => lat.length,
+      stop: async () => {
+        for (const c of clients) c.close();
+        return lat;
+      },
+    };
+  }
+  const workers = Array.from({ length: THREADS }, (_, w) => {
+    const worker = new Worker(new URL('../lib/realtime-clients.mjs', import.meta.url), { workerData: { targets: targets.filter((_, i) => i % THREADS === w) } });
+    worker.setMaxListeners(0);
+    const next = () => new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    return { worker, next };
+  });
+  const started = await Promise.all(workers.map((w) => w.next()));
+  const failed = started.find((m) => m.error);
+  const ask = (msg) => Promise.all(workers.map((w) => {
+    const p = w.next();
+    w.worker.postMessage(msg);
+    return p;
+  }));
+  if (failed) {
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+    throw new Error(failed.error);
+  }
+  return {
+    count: async () => (await ask('count')).reduce((n, m) => n + m.count, 0),
+    stop: async () => {
+      const out = (await ask('stop')).flatMap((m) => m.lat);
+      await Promise.all(workers.map((w) => w.worker.terminate()));
+      return out;
+    },
+  };
 }
 
 // note: a change message of the same size as ours; the bare server sets `at` to when it got the publish
@@ -190,16 +189,10 @@ const bareMsg = (i) => JSON.stringify({ type: 'change', op: 'insert', table: 'be
  * (share of one core) the server and this process (every client) used meanwhile: on 2 shared cores,
  * a client process near 100 % is the bottleneck, whatever the server.
  */
-async function measureLatency(open, write, share, pid) {
-  const lat = [];
-  const clients = [];
-  const onChange = (text) => {
-    const now = Date.now();
-    const at = Date.parse(JSON.parse(text).at);
-    lat.push(now - at);
-  };
+async function measureLatency(targets, write, share, pid) {
+  const pool = await clientPool(targets);
+  let lat = null;
   try {
-    await open(onChange, clients);
     const total = Math.round(RATE * DURATION_S);
     const pending = [];
     const t0 = performance.now();
@@ -212,18 +205,19 @@ async function measureLatency(open, write, share, pid) {
     }
     await Promise.all(pending);
     const expected = Math.round((total * 2 * CLIENTS) / share);
-    // note: deliveries still queued (in the server or in this process) are waited for until none came for a second.
-    for (let last = -1; lat.length < expected && lat.length !== last; ) {
-      last = lat.length;
+    // note: deliveries still queued (in the server or in the clients) are waited for until none came for a second.
+    for (let n = await pool.count(), last = -1; n < expected && n !== last; n = await pool.count()) {
+      last = n;
       await sleep(1000);
     }
     const wall = performance.now() - t0;
     const c = process.cpuUsage(cpu0);
     const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients ${Math.round((100 * (c.user + c.system)) / 1000 / wall)} % of a core`;
+    lat = await pool.stop();
     lat.sort((a, b) => a - b);
     return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected, cpu };
   } finally {
-    for (const c of clients) c.close();
+    if (lat === null) await pool.stop().catch(() => {});
   }
 }
 
