@@ -10,8 +10,9 @@
 //   same run; bench/bare-uws-pubsub.mjs).
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
-import WebSocket from 'ws';
-import { apiCall, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
+import { Worker } from 'node:worker_threads';
+import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
+import { openInBatches, openTargets, sse, wsClient } from '../lib/realtime-clients.mjs';
 import { seconds } from '../lib/wrk.mjs';
 
 const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
@@ -19,70 +20,30 @@ const RATE = Number(process.env.BENCH_RT_RATE || 100);
 const IDLE = Number(process.env.BENCH_RT_IDLE || 1000);
 const DURATION_S = Math.max(1, seconds(DEFAULTS.duration));
 const USERS = 20;
+/** Worker threads the latency checks' clients are spread over (0, the default: all in this thread; on 2 cores more threads only compete with the server). */
+const THREADS = Number(process.env.BENCH_RT_CLIENT_THREADS ?? 0);
+/** PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS's default. */
+const CAP = 1000;
 const WRITERS = 8;
 const node = process.execPath;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const OWN = "data->>'owner' = auth.uid()";
 
+// note: BENCH_RT_NODE_ARGS (space-separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`) profiles the server;
+// BENCH_RT_ONLY (comma-separated check numbers, 1-based) runs only those checks.
+const NODE_ARGS = (process.env.BENCH_RT_NODE_ARGS || '').split(' ').filter(Boolean);
 const edgeSpec = (http) => ({
   id: `edge-rt-${http}`,
   label: `platform-edge (${http})`,
-  cmd: [node, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
+  // note: with --no-node-snapshot bin/platform-edge.js runs the server in this process (without it, a child
+  // Node: the pid, and so the RSS measured, was the thin entry's, which does not grow).
+  cmd: [node, '--no-node-snapshot', ...NODE_ARGS, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
   env: { PLATFORM_EDGE_HTTP: http, PLATFORM_EDGE_RATE_LIMIT: 'off', PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS: '0', PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT: '0' },
 });
 const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node, 'bench/bare-uws-pubsub.mjs', '0'] };
 
 function pct(sorted, p) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN;
-}
-
-/** A minimal SSE client over fetch: calls onChange(data text) per `event: change`; resolves once `ready` came. */
-async function sse(url, onChange, clients) {
-  const ac = new AbortController();
-  const res = await fetch(url, { signal: ac.signal });
-  if (res.status !== 200) throw new Error(`SSE ${url.replace(/apikey=[^&]+|access_token=[^&]+/g, '…')} answered ${res.status}`);
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  clients.push({ close: () => ac.abort() });
-  let buf = '';
-  let ready;
-  const isReady = new Promise((r) => (ready = r));
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += value;
-        let i;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (frame.includes('event: ready')) ready();
-          else if (frame.includes('event: change')) onChange(frame.slice(frame.indexOf('data: ') + 6));
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return isReady;
-}
-
-function wsClient(url, onChange, clients, protocols = []) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols);
-    clients.push({ close: () => ws.terminate() });
-    ws.on('message', (d) => {
-      const text = d.toString('utf8');
-      if (text.startsWith('{"type":"ready"')) resolve();
-      else if (text.startsWith('{"type":"change"')) onChange(text);
-    });
-    ws.on('error', reject);
-    ws.on('unexpected-response', (_q, r) => reject(new Error(`WS answered ${r.statusCode}`)));
-  });
-}
-
-async function openInBatches(n, open) {
-  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => open(i + j)));
 }
 
 /** Our server with a `bench` table (no policy) and an `owned` table (owner policy), and USERS anonymous users. */
@@ -109,40 +70,154 @@ async function users(server, n) {
  * `owners` (users) set: each subscriber signs in as one of them, each insert is owned by the next one.
  */
 async function latency(server, svc, table, owners) {
-  const lat = [];
-  const clients = [];
   const key = server.info.keys.publishable;
-  const onChange = (text) => {
-    const now = Date.now();
-    const at = Date.parse(JSON.parse(text).at);
-    lat.push(now - at);
-  };
   const base = server.url.replace('http', 'ws');
+  const targets = [];
+  for (let i = 0; i < CLIENTS; i++) {
+    const tok = owners ? `&access_token=${owners[i % owners.length].token}` : '';
+    targets.push({ kind: 'sse', url: `${server.url}/realtime/stream?table=${table}&apikey=${key}${tok}` });
+  }
+  for (let i = 0; i < CLIENTS; i++) {
+    const protocols = ['platform-edge.v1', `key.${key}`, ...(owners ? [`bearer.${owners[i % owners.length].token}`] : [])];
+    targets.push({ kind: 'ws', url: `${base}/realtime/ws?table=${table}`, protocols });
+  }
+  return measureLatency(
+    targets,
+    (i) => {
+      const data = owners ? { owner: owners[i % owners.length].id, n: i } : { n: i };
+      return fetch(`${server.url}/db/tables/${table}/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data }) }).then((r) => r.text());
+    },
+    owners ? owners.length : 1,
+    server.pid,
+  );
+}
+
+/**
+ * "10,000 sockets from one address" with the default caps: the per-address realtime cap (1,000) lets
+ * that many in and answers the next WebSocket upgrade and SSE stream 429 `rate_limited` (then one more
+ * opens once one closes). Returns what the over-cap attempts got.
+ */
+async function perAddressCap(http) {
+  const spec = edgeSpec(http);
+  const env = { ...spec.env };
+  delete env.PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS;
+  const server = await startServer({ ...spec, env, id: `edge-rt-cap-${http}` });
+  const clients = [];
   try {
-    await openInBatches(CLIENTS, (i) => {
-      const tok = owners ? `&access_token=${owners[i % owners.length].token}` : '';
-      return sse(`${server.url}/realtime/stream?table=${table}&apikey=${key}${tok}`, onChange, clients);
+    const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
+    await apiCall(server, 'POST', '/db/tables', { name: 'idle' }, svc);
+    const key = server.info.keys.publishable;
+    const wsUrl = `${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`;
+    await openInBatches(CAP, (i) => (i % 2 ? wsClient(wsUrl, () => {}, clients) : sse(`${server.url}/realtime/stream?table=idle&apikey=${key}`, () => {}, clients)));
+    const ws = await wsClient(wsUrl, () => {}, clients).then(
+      () => 'opened',
+      (e) => e.message,
+    );
+    const res = await fetch(`${server.url}/realtime/stream?table=idle&apikey=${key}`);
+    const body = await res.text();
+    return { ws, sse: `${res.status} ${JSON.parse(body).error?.code}` };
+  } finally {
+    for (const c of clients) c.close();
+    await server.stop();
+  }
+}
+
+/** The same clients and load against the bare uWS publish() server: each message's `at` is its send time. */
+async function bareLatency(bare) {
+  const targets = [
+    ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${bare.url}/sse` })),
+    ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${bare.url.replace('http', 'ws')}/ws` })),
+  ];
+  return measureLatency(
+    targets,
+    (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
+    1,
+    bare.pid,
+  );
+}
+
+/** The clients of `targets`, spread over THREADS worker threads (or in this one): open(), count(), stop() → latencies. */
+async function clientPool(targets) {
+  if (THREADS === 0) {
+    const lat = [];
+    const clients = [];
+    await openTargets(targets, (text) => lat.push(Date.now() - Date.parse(JSON.parse(text).at)), clients);
+    return {
+      count: async () => lat.length,
+      stop: async () => {
+        for (const c of clients) c.close();
+        return lat;
+      },
+    };
+  }
+  const workers = Array.from({ length: THREADS }, (_, w) => {
+    const worker = new Worker(new URL('../lib/realtime-clients.mjs', import.meta.url), { workerData: { targets: targets.filter((_, i) => i % THREADS === w) } });
+    worker.setMaxListeners(0);
+    const next = () => new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
     });
-    await openInBatches(CLIENTS, (i) => {
-      const protocols = ['platform-edge.v1', `key.${key}`, ...(owners ? [`bearer.${owners[i % owners.length].token}`] : [])];
-      return wsClient(`${base}/realtime/ws?table=${table}`, onChange, clients, protocols);
-    });
+    return { worker, next };
+  });
+  const started = await Promise.all(workers.map((w) => w.next()));
+  const failed = started.find((m) => m.error);
+  const ask = (msg) => Promise.all(workers.map((w) => {
+    const p = w.next();
+    w.worker.postMessage(msg);
+    return p;
+  }));
+  if (failed) {
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+    throw new Error(failed.error);
+  }
+  return {
+    count: async () => (await ask('count')).reduce((n, m) => n + m.count, 0),
+    stop: async () => {
+      const out = (await ask('stop')).flatMap((m) => m.lat);
+      await Promise.all(workers.map((w) => w.worker.terminate()));
+      return out;
+    },
+  };
+}
+
+// note: a change message of the same size as ours; the bare server sets `at` to when it got the publish
+// (as ours is the commit time, after the request arrived), so a request queued in this process does not count.
+const bareMsg = (i) => JSON.stringify({ type: 'change', op: 'insert', table: 'bench', id: '019ac0de-0000-7000-8000-000000000000', data: { n: i }, old: null, seq: i, at: '0000-00-00T00:00:00.000Z' });
+
+/**
+ * Opens the clients, writes RATE/s for DURATION_S, collects every delivery's latency. Also the CPU
+ * (share of one core) the server and this process (every client) used meanwhile: on 2 shared cores,
+ * a client process near 100 % is the bottleneck, whatever the server.
+ */
+async function measureLatency(targets, write, share, pid) {
+  const pool = await clientPool(targets);
+  let lat = null;
+  try {
     const total = Math.round(RATE * DURATION_S);
     const pending = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const srv0 = cpuMs(pid);
     for (let i = 0; i < total; i++) {
       const wait = t0 + (i * 1000) / RATE - performance.now();
       if (wait > 0) await sleep(wait);
-      const data = owners ? { owner: owners[i % owners.length].id, n: i } : { n: i };
-      pending.push(fetch(`${server.url}/db/tables/${table}/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data }) }).then((r) => r.text()));
+      pending.push(write(i));
     }
     await Promise.all(pending);
-    await sleep(1000);
-    const expected = owners ? Math.round((total * 2 * CLIENTS) / owners.length) : total * 2 * CLIENTS;
+    const expected = Math.round((total * 2 * CLIENTS) / share);
+    // note: deliveries still queued (in the server or in the clients) are waited for until none came for a second.
+    for (let n = await pool.count(), last = -1; n < expected && n !== last; n = await pool.count()) {
+      last = n;
+      await sleep(1000);
+    }
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(cpu0);
+    const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients ${Math.round((100 * (c.user + c.system)) / 1000 / wall)} % of a core`;
+    lat = await pool.stop();
     lat.sort((a, b) => a - b);
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected };
+    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected, cpu };
   } finally {
-    for (const c of clients) c.close();
+    if (lat === null) await pool.stop().catch(() => {});
   }
 }
 
@@ -177,7 +252,11 @@ async function throughput(open, write) {
 }
 
 async function idleRss(http, kind) {
-  const server = await startServer({ ...edgeSpec(http), id: `edge-rt-idle-${http}-${kind}` });
+  // note: node:http's connection caps (10,000 in all, 4,096 per address) answer 503 past them and the
+  // realtime caps are off in edgeSpec: the memory figure needs IDLE + 2 connections from this one address.
+  const spec = edgeSpec(http);
+  const env = { ...spec.env, PLATFORM_EDGE_MAX_CONNECTIONS: '0', PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP: '0' };
+  const server = await startServer({ ...spec, env, id: `edge-rt-idle-${http}-${kind}` });
   const clients = [];
   try {
     const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
@@ -200,6 +279,7 @@ async function idleRss(http, kind) {
   }
 }
 
+const ONLY = (process.env.BENCH_RT_ONLY || '').split(',').filter(Boolean).map(Number);
 const fmt = (x) => `${x.toFixed(1)} ms`;
 const scale = `${CLIENTS} SSE + ${CLIENTS} WS, ${RATE} inserts/s for ${DURATION_S} s`;
 
@@ -207,7 +287,7 @@ export default {
   id: 'realtime',
   title: 'Realtime: commit-to-delivery, fan-out, idle memory',
   scenarios: [],
-  checks: [
+  checks: ([
     {
       name: `commit-to-delivery latency (uWS; ${scale})`,
       run: async ({ log }) => {
@@ -218,9 +298,21 @@ export default {
           const owners = await users(server, USERS);
           const own = await latency(server, svc, 'owned', owners);
           log(`  owner policy: ${own.delivered}/${own.expected} delivered`);
+          await server.stop();
+          // note: the same clients and load against the bare uWS publish() server, in the same run: what the
+          // clients (one process, on the server's cores) can take at all, so the figure above says what our server costs.
+          const bare = await startServer(bareSpec);
+          let b;
+          try {
+            b = await bareLatency(bare);
+          } finally {
+            await bare.stop();
+          }
+          log(`  bare uWS publish(): ${b.delivered}/${b.expected} delivered`);
           return [
-            { metric: 'p99, no policy', value: fmt(open.p99), target: '≤ 50 ms', pass: open.p99 <= 50 && open.delivered === open.expected, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` },
-            { metric: `p99, owner = auth.uid() (${USERS} users)`, value: fmt(own.p99), target: '≤ 100 ms', pass: own.p99 <= 100 && own.delivered === own.expected, note: `p50 ${fmt(own.p50)}; ${own.delivered}/${own.expected} delivered` },
+            { metric: 'p99, no policy', value: fmt(open.p99), target: '≤ 50 ms', pass: open.p99 <= 50 && open.delivered === open.expected, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered; ${open.cpu}` },
+            { metric: `p99, owner = auth.uid() (${USERS} users)`, value: fmt(own.p99), target: '≤ 100 ms', pass: own.p99 <= 100 && own.delivered === own.expected, note: `p50 ${fmt(own.p50)}; ${own.delivered}/${own.expected} delivered; ${own.cpu}` },
+            { metric: 'p99, bare uWS publish() (same clients, same load)', value: fmt(b.p99), target: '—', pass: null, note: `p50 ${fmt(b.p50)}; ${b.delivered}/${b.expected} delivered; ${b.cpu}` },
           ];
         } finally {
           await server.stop();
@@ -233,7 +325,7 @@ export default {
         const { server, svc } = await edgeWithTables('node');
         try {
           const open = await latency(server, svc, 'bench', null);
-          return [{ metric: 'p99, no policy (node:http)', value: fmt(open.p99), target: '—', pass: null, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered` }];
+          return [{ metric: 'p99, no policy (node:http)', value: fmt(open.p99), target: '—', pass: null, note: `p50 ${fmt(open.p50)}; ${open.delivered}/${open.expected} delivered; ${open.cpu}` }];
         } finally {
           await server.stop();
         }
@@ -259,14 +351,12 @@ export default {
         const bare = await startServer(bareSpec);
         let base;
         try {
-          // note: the body is a change message of the same size as ours.
-          const msg = (i) => JSON.stringify({ type: 'change', op: 'insert', table: 'bench', id: '019ac0de-0000-7000-8000-000000000000', data: { n: i }, old: null, seq: i, at: new Date().toISOString() });
           base = await throughput(
             async (onChange, clients) => {
               await openInBatches(CLIENTS, () => sse(`${bare.url}/sse`, onChange, clients));
               await openInBatches(CLIENTS, () => wsClient(`${bare.url.replace('http', 'ws')}/ws`, onChange, clients));
             },
-            (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: msg(i) }).then((r) => r.text()),
+            (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
           );
         } finally {
           await bare.stop();
@@ -289,9 +379,17 @@ export default {
           rows.push({ metric: `WebSocket (${http})`, value: `${ws.toFixed(1)} KiB`, target: http === 'uws' ? '≤ 16 KiB' : '—', pass: http === 'uws' ? ws <= 16 : null });
           rows.push({ metric: `SSE (${http})`, value: `${sseKb.toFixed(1)} KiB`, target: http === 'uws' ? '≤ 32 KiB' : '—', pass: http === 'uws' ? sseKb <= 32 : null });
         }
+        const cap = await perAddressCap('uws');
+        rows.push({
+          metric: `stream ${CAP + 1} from one address, default caps (uWS)`,
+          value: `WS: ${cap.ws}; SSE: ${cap.sse}`,
+          target: '429 rate_limited',
+          pass: cap.ws === 'WS answered 429' && cap.sse === '429 rate_limited',
+          note: `the memory rows above raise the caps (PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS=0, node:http's PLATFORM_EDGE_MAX_CONNECTIONS[_PER_IP]=0) to hold ${IDLE} from one address`,
+        });
         return rows;
       },
     },
-  ],
+  ]).filter((_, i) => ONLY.length === 0 || ONLY.includes(i + 1)),
 };
 

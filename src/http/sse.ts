@@ -9,6 +9,23 @@ export function sseFrame(event: string, data: string, id?: string): string {
   return out + '\n';
 }
 
+// note: a fan-out sends one event to many streams in a row (realtime: every SSE subscriber of a
+// group gets the same change): the frame is formatted and encoded to UTF-8 once for the run and the
+// same bytes handed to every sink (uWS converts a string argument on every write).
+let lastEvent = '';
+let lastData = '';
+let lastId: string | undefined;
+let lastFrame: Buffer | null = null;
+const encodedFrame = (event: string, data: string, id?: string): Buffer => {
+  if (lastFrame === null || data !== lastData || event !== lastEvent || id !== lastId) {
+    lastFrame = Buffer.from(sseFrame(event, data, id));
+    lastEvent = event;
+    lastData = data;
+    lastId = id;
+  }
+  return lastFrame;
+};
+
 export const SSE_HEADERS: Record<string, string> = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
@@ -21,7 +38,7 @@ export const MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** Low-level writer a backend provides; returns false on backpressure. */
 export interface SseSink {
-  write(chunk: string): boolean;
+  write(chunk: string | Uint8Array): boolean;
   end(): void;
   /** Called once the sink can take more after a false write. */
   onDrain(fn: () => void): void;
@@ -33,7 +50,7 @@ export interface SseSink {
  */
 export class SseConnection implements SseChannel {
   #closed = false;
-  #queue: string[] = [];
+  #queue: (string | Uint8Array)[] = [];
   #queued = 0;
   #blocked = false;
   #cleanup: (() => void) | void = undefined;
@@ -64,14 +81,14 @@ export class SseConnection implements SseChannel {
   }
 
   send(event: string, data: string, id?: string): boolean {
-    return this.#push(sseFrame(event, data, id));
+    return this.#push(encodedFrame(event, data, id));
   }
 
   comment(text: string): boolean {
     return this.#push(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
   }
 
-  #push(chunk: string): boolean {
+  #push(chunk: string | Uint8Array): boolean {
     if (this.#closed) return false;
     if (this.#blocked) {
       this.#queue.push(chunk);
