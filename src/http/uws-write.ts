@@ -49,7 +49,10 @@ export const respond = (ctx: UwsContext, res: HttpResponse, state: State, r: Edg
   // note: a stream outlives the handler, so it needs the abort handler (a ready answer has none).
   if (r.sse && !state.watched) watchAbort(ctx, res, state);
   const go = (): void => {
-    unpause(res, state);
+    // note: an SSE answer held back by an await stays paused while it streams: the pinned uWS arms its
+    // 10 s idle timeout on resume() and successful writes do not reset it, so a resumed stream was cut
+    // after about 12 s. Paused, the timeout is off; the stream's end resumes it (openSse).
+    if (!r.sse) unpause(res, state);
     write(res, r, method, close);
   };
   if (corked) go();
@@ -192,7 +195,11 @@ const openSse = (ctx: UwsContext, res: HttpResponse, state: State, r: EdgeRespon
         return ok;
       },
       end: () => {
-        if (!state.aborted) res.cork(() => res.end());
+        if (state.aborted) return;
+        res.cork(() => {
+          unpause(res, state);
+          res.end();
+        });
       },
       onDrain: (fn) => (drain = fn),
     },
