@@ -6,7 +6,8 @@ import { EventBus } from '../../src/events/bus.js';
 import { OutboundClient } from '../../src/net/outbound.js';
 import type { ProjectRegistry } from '../../src/project/registry.js';
 import { parseFilter } from '../../src/services/webhooks/filter.js';
-import { parseEvents, retryAfterMs, sign, WebhookService } from '../../src/services/webhooks/webhooks.js';
+import { WebhookService } from '../../src/services/webhooks/webhooks.js';
+import { parseEvents, retryAfterMs, sign } from '../../src/services/webhooks/wire.js';
 
 describe('webhook filter (the rows API grammar)', () => {
   it('reads the query-string form: filter= and or= as a list takes them, percent-decoded', () => {
