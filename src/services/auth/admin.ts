@@ -1,3 +1,4 @@
+import { intParam } from '../../core/query-params.js';
 import { invalidField, notFound } from '../../core/errors.js';
 import type { ProjectLease } from '../../project/registry.js';
 import * as store from './store.js';
@@ -46,10 +47,3 @@ export function updateUser(p: ProjectLease, id: string, body: v.Body): User {
   return toUser(store.userById(p, id)!);
 }
 
-function intParam(q: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
-  const raw = q.get(name);
-  if (raw === null || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw invalidField(name, `must be an integer from ${min} to ${max}`);
-  return n;
-}

@@ -1,3 +1,4 @@
+import { intParam } from '../../core/query-params.js';
 import { invalidField } from '../../core/errors.js';
 import { json, noContent, route, type RouteDef } from '../../edge/route.js';
 import { type AuthContext } from '../../core/auth-context.js';
@@ -7,14 +8,6 @@ const DEFAULT_LIST = 100;
 
 /** As whom a request enqueues or reads jobs: the user's id (never the token), the role and the key's scopes. */
 const callerOf = (auth: AuthContext): JobCaller => ({ userId: auth.user?.id ?? null, role: auth.role, scopes: [...auth.scopes] });
-
-function intParam(q: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
-  const raw = q.get(name);
-  if (raw === null || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw invalidField(name, `an integer from ${min} to ${max}`);
-  return n;
-}
 
 /** Durable jobs of functions (docs/api.md "Jobs, schedules and triggers"). */
 export function jobsRoutes(jobs: JobsService): RouteDef[] {

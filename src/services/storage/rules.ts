@@ -1,3 +1,4 @@
+import { intParam } from '../../core/query-params.js';
 import { EdgeError, invalidField } from '../../core/errors.js';
 
 // Names, keys and types of the storage service (docs/api.md "Storage"): what is accepted, and how objects are served.
@@ -103,17 +104,9 @@ export function attachment(key: string): string {
 
 /** Parses `?limit=&offset=` of a list (default 100, at most 1000). */
 export function paging(q: URLSearchParams): { limit: number; offset: number } {
-  const limit = intParam(q.get('limit'), 'limit', 1, 1000) ?? 100;
-  const offset = intParam(q.get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const limit = intParam(q, 'limit', 100, 1, 1000);
+  const offset = intParam(q, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   return { limit, offset };
-}
-
-function intParam(raw: string | null, name: string, min: number, max: number): number | null {
-  if (raw === null || raw === '') return null;
-  if (!/^\d{1,16}$/.test(raw)) throw invalidField(name, `must be an integer ${min}-${max}`);
-  const n = Number(raw);
-  if (n < min || n > max) throw invalidField(name, `must be an integer ${min}-${max}`);
-  return n;
 }
 
 /** The declared `Content-Length`, or null (chunked, or none). */

@@ -1,3 +1,4 @@
+import { intParam } from '../../core/query-params.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config.js';
 import type { Sealer } from '../../control/seal.js';
@@ -9,7 +10,7 @@ import type { OutboundClient } from '../../net/outbound.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { compileFilter, parseFilter } from './filter.js';
 import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
-import { CURSOR, type DeliveryView, MAX_WEBHOOKS, type TableLookup, type WebhookOptions, type WebhookView, deliveryView, intParam, newSecret, parseDescription, parseEnabled, parseEvents, tx, view } from './wire.js';
+import { CURSOR, type DeliveryView, MAX_WEBHOOKS, type TableLookup, type WebhookOptions, type WebhookView, deliveryView, newSecret, parseDescription, parseEnabled, parseEvents, tx, view } from './wire.js';
 import { DeliveryEngine } from './delivery.js';
 
 /**

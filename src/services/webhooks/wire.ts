@@ -130,14 +130,6 @@ export function parseEnabled(v: unknown): boolean {
   return v;
 }
 
-export function intParam(q: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
-  const s = q.get(name);
-  if (s === null) return dflt;
-  const n = Number(s);
-  if (!/^\d+$/.test(s) || n < min || n > max) throw invalidField(name, `must be an integer ${min}-${max}`);
-  return n;
-}
-
 /** Seconds or an HTTP date → ms from now; null when absent or unreadable. */
 export function retryAfterMs(v: string | undefined, now: number): number | null {
   if (v === undefined) return null;
