@@ -41,10 +41,6 @@ export function jobAuth(projectId: string, c: JobCaller): AuthContext {
   };
 }
 
-/** Per open project (`lease.cache`): each function's current options (null: none), dropped on deploy and delete. */
-const OPTIONS = 'functions.jobs.options';
-const newOptions = (): Map<string, FunctionOptions | null> => new Map();
-
 export function createJobsSystem(
   config: Config,
   control: Database.Database,
@@ -53,17 +49,9 @@ export function createJobsSystem(
   functions: FunctionsService,
   log: (msg: string, err?: unknown) => void = () => {},
 ): JobsSystem {
-  // note: enqueueing and claiming read a function's options; the versions row also holds its source and
-  // code (up to 1 MiB each), so they are read once per deploy, not per job.
-  const optionsOf = (lease: ProjectLease, fn: string): FunctionOptions | null => {
-    const m = lease.cache(OPTIONS, newOptions);
-    let o = m.get(fn);
-    if (o === undefined) {
-      o = functions.options(lease, fn);
-      m.set(fn, o);
-    }
-    return o;
-  };
+  // note: the functions service keeps each version's options per project (read again after a deploy,
+  // and after a second for another process's), so enqueueing and claiming read no row per job.
+  const optionsOf = (lease: ProjectLease, fn: string): FunctionOptions | null => functions.options(lease, fn);
   const index = new ScheduleStore(control);
   const jobs = new JobsService(
     index,
@@ -98,13 +86,11 @@ export function createJobsSystem(
     parseTriggers(o.triggers);
   });
   functions.onDeployed((lease, d) => {
-    lease.cache(OPTIONS, newOptions).delete(d.name);
     scheduler.setSchedules(lease.projectId, d.name, parseSchedules(d.options.schedules));
     scheduler.setTriggers(lease, d.name, parseTriggers(d.options.triggers));
     worker.poke();
   });
   functions.onDeleted((lease, name) => {
-    lease.cache(OPTIONS, newOptions).delete(name);
     scheduler.functionDeleted(lease, name);
   });
   bus.on('db.change', (e) => scheduler.changed(e.projectId));
