@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --no-node-snapshot
 // Thin entry: runs the bundled CLI (built by `npm run build`, which `npm install` runs).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -7,7 +7,9 @@ import { isatty } from 'node:tty';
 import { fileURLToPath } from 'node:url';
 
 // note: isolated-vm (functions) on Node >= 20 needs V8 started with `--no-node-snapshot`
-// (DESIGN.md §10). Without it, this entry runs itself again under a child Node with the
+// (DESIGN.md §10). Run as a program (`npx platform-edge`, `./bin/platform-edge.js`: the line
+// above, `env -S`), Node starts with the flag and nothing more happens. Run as
+// `node bin/platform-edge.js` (no flag), this entry runs itself again under a child Node with the
 // flag: stdio is shared, signals are passed on, and the child's exit code (or the signal that
 // ended it) becomes ours. A link (fd 3) tells the child how this entry ended:
 // - killed (`kill -9`): the link closes unannounced and the child kills itself (SIGKILL), so

@@ -47,6 +47,21 @@ describe('functions under `platform-edge serve`', () => {
     expect(await refused(s.port)).toBe(true);
   });
 
+  it('run as a program (as npx runs it), the entry starts Node with --no-node-snapshot itself: no second Node, functions run', async () => {
+    const s = await startServe(['--ephemeral'], { direct: true });
+    const key = s.info.keys.service;
+    const put = await s.req('/functions/one', { method: 'PUT', key, headers: { 'content-type': 'application/javascript' }, body: 'export default () => 1;' });
+    expect(put.status, await put.clone().text()).toBe(201);
+    const inv = await s.req('/functions/one', { method: 'POST', key });
+    expect(await inv.json()).toMatchObject({ result: 1, version: 1 });
+    expect(childrenOf(s.proc.pid!)).toEqual([]);
+    // note: `env -S` execs Node in place: the spawned process is the server itself.
+    const cmdline = readFileSync(`/proc/${s.proc.pid!}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(cmdline.slice(1, 2)).toEqual(['--no-node-snapshot']);
+    const r = await s.stop('SIGTERM');
+    expect(r).toMatchObject({ code: 0, signal: null });
+  });
+
   it('the exit code of the child is the exit code of the command', async () => {
     const r = await runCli(['serve', '--no-such-option']);
     expect(r.code).toBe(2);

@@ -123,9 +123,13 @@ export async function cliJson<T = Record<string, unknown>>(args: string[]): Prom
  * folder killAll() removes (unless the caller sets it), so even a killed `--ephemeral`
  * server leaves nothing behind.
  */
-export async function startServe(args: string[], opts: { env?: Record<string, string>; stdin?: 'ignore' | 'pipe' } = {}): Promise<ServeProcess> {
+export async function startServe(
+  args: string[],
+  opts: { env?: Record<string, string>; stdin?: 'ignore' | 'pipe'; /** run the entry as a program (its `#!` line), as npx does, instead of `node <entry>` */ direct?: boolean } = {},
+): Promise<ServeProcess> {
   assertBundle();
-  const proc = spawn(process.execPath, [BIN, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', ...args], {
+  const argv = ['serve', '--json', '--host', '127.0.0.1', '--port', '0', ...args];
+  const proc = spawn(opts.direct ? BIN : process.execPath, opts.direct ? argv : [BIN, ...argv], {
     cwd: scratch(),
     env: cliEnv({ TMPDIR: tempDir('pe-cli-tmp-'), ...opts.env }),
     stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
