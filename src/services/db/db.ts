@@ -5,7 +5,7 @@ import type { AuthContext } from '../../core/auth-context.js';
 import { appendChange, publishChanges, storedImage, type Change } from '../../events/change-log.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
-import { buildList } from './list-query.js';
+import { buildGroupedList, buildList } from './list-query.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { parseListQuery } from './filters.js';
 import { catalogStore, inTransaction, rowSql } from './store.js';
@@ -153,6 +153,21 @@ export class DbService {
       let out = `{"rows":[${rows}],"limit":${q.limit},"offset":${q.offset},"next_offset":${next}`;
       if (sql.countSql) out += `,"total":${(lease.stmt(sql.countSql).get(...sql.countParams) as { n: number }).n}`;
       return `${out}}`;
+    });
+  }
+
+  /**
+   * The rows of `name` whose `column` is one of `keys` (GraphQL's reverse relations), in one
+   * statement: filtered, ordered, limited and offset per key as `query` says (the list
+   * parameters), under the caller's select policy; at most `cap` rows overall.
+   */
+  listByKeys(lease: ProjectLease, auth: AuthContext, name: string, column: string, keys: readonly (string | number)[], query: URLSearchParams, cap: number): Row[] {
+    const q = parseListQuery(query);
+    return this.#with(lease, name, (t) => {
+      if (!t.cols.has(column)) throw new EdgeError('invalid_request', `unknown column "${column}"`);
+      if (keys.length === 0 || q.limit === 0) return [];
+      const sql = buildGroupedList(t, q, column, keys, policy(t, 'select', auth), cap);
+      return (lease.stmt(sql.sql).all(...sql.params) as Raw[]).map((r) => toRow(t, r, sql.columns));
     });
   }
 

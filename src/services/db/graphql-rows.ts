@@ -24,8 +24,8 @@ export const MAX_VALUES = 50_000;
 export interface Ctx {
   lease: ProjectLease;
   auth: AuthContext;
-  /** Per request: batched by-id loads, keyed by table. */
-  loaders: Map<string, Loader>;
+  /** Per request: batched by-key loads (foreign keys) and grouped lists (reverse relations), keyed by table, column and arguments. */
+  loaders: Map<string, Loader | GroupLoader>;
   /** Rows read so far; past MAX_ROWS the request is refused. */
   rows: number;
   /** Values the lists read so far will produce; past MAX_VALUES the request is refused. */
@@ -49,6 +49,32 @@ export function flat(t: TableInfo, r: Wire): Row {
 
 export const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 const quote = (v: unknown): string => `"${String(v).replace(/[\\"]/g, '\\$&')}"`;
+
+/** The arguments of a list field. */
+export interface ListArgs {
+  where?: Record<string, Record<string, unknown> | null> | null;
+  order?: string | null;
+  limit?: number | null;
+  offset?: number | null;
+}
+
+/** A list field's arguments → the rows API's list parameters. */
+export function listParams(args: ListArgs): URLSearchParams {
+  const q = filters(args.where);
+  if (args.order) q.set('order', args.order);
+  if (args.limit !== undefined && args.limit !== null) q.set('limit', String(args.limit));
+  if (args.offset !== undefined && args.offset !== null) q.set('offset', String(args.offset));
+  return q;
+}
+
+/**
+ * Runs `flush` once the current batch of resolvers has run: after every promise job queued
+ * so far, so the resolvers of one level (which graphql calls from several promise jobs) all
+ * enqueue their keys first (DataLoader's scheduling).
+ */
+const later = (flush: () => void): void => {
+  void Promise.resolve().then(() => process.nextTick(flush));
+};
 
 /** Where-input → the rows API's filter strings (`col.op.value`, values quoted). */
 export function filters(where: Record<string, Record<string, unknown> | null> | null | undefined): URLSearchParams {
@@ -83,8 +109,7 @@ class Loader {
       this.#pending.set(key, waiters);
       if (!this.#scheduled) {
         this.#scheduled = true;
-        // note: resolvers of one level run in the same tick, so one microtask sees all their keys.
-        queueMicrotask(() => this.#flush());
+        later(() => this.#flush());
       }
     });
   }
@@ -112,9 +137,81 @@ class Loader {
 
 export function loader(ctx: Ctx, db: DbService, t: TableInfo, column: string): Loader {
   const key = `${t.def.name}.${column}`;
-  let l = ctx.loaders.get(key);
+  let l = ctx.loaders.get(key) as Loader | undefined;
   if (!l) {
     l = new Loader(db, t, column, ctx);
+    ctx.loaders.set(key, l);
+  }
+  return l;
+}
+
+/**
+ * Batches the reverse-relation lists of one table, column and arguments in one tick into one
+ * grouped query per 1000 parents (`DbService.listByKeys`: limit and offset per parent).
+ */
+class GroupLoader {
+  #pending = new Map<string, { key: string | number; waiters: Array<{ resolve: (r: Row[]) => void; reject: (e: unknown) => void }> }>();
+  #perRow = 0;
+  #scheduled = false;
+  constructor(
+    readonly db: DbService,
+    readonly t: TableInfo,
+    readonly column: string,
+    readonly params: URLSearchParams,
+    readonly ctx: Ctx,
+  ) {}
+
+  /** The child rows of one parent key; `perRow` the fields selected under the list (counted as values). */
+  load(key: string | number, perRow: number): Promise<Row[]> {
+    return new Promise((resolve, reject) => {
+      const k = String(key);
+      const entry = this.#pending.get(k) ?? { key, waiters: [] };
+      entry.waiters.push({ resolve, reject });
+      this.#pending.set(k, entry);
+      this.#perRow = Math.max(this.#perRow, perRow);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        later(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#pending;
+    const perRow = this.#perRow;
+    this.#pending = new Map();
+    this.#perRow = 0;
+    this.#scheduled = false;
+    const keys = [...batch.values()].map((e) => e.key);
+    const found = new Map<string, Row[]>();
+    try {
+      for (let i = 0; i < keys.length; i += 1000) {
+        const part = keys.slice(i, i + 1000);
+        // note: at most one row past MAX_ROWS is read, and readRows then refuses the request.
+        const cap = Math.max(1, MAX_ROWS - this.ctx.rows + 1);
+        const rows = readRows(this.ctx, () => this.db.listByKeys(this.ctx.lease, this.ctx.auth, this.t.def.name, this.column, part, this.params, cap).map((r) => flat(this.t, r)), perRow);
+        for (const row of rows) {
+          const k = String(row[this.column]);
+          const list = found.get(k);
+          if (list) list.push(row);
+          else found.set(k, [row]);
+        }
+      }
+    } catch (err) {
+      for (const e of batch.values()) for (const w of e.waiters) w.reject(err);
+      return;
+    }
+    for (const [k, e] of batch) for (const w of e.waiters) w.resolve(found.get(k) ?? []);
+  }
+}
+
+/** The request's grouped-list loader of a reverse relation with these arguments. */
+export function children(ctx: Ctx, db: DbService, t: TableInfo, column: string, args: ListArgs): GroupLoader {
+  const params = listParams(args);
+  const key = `${t.def.name}.${column}?${params.toString()}`;
+  let l = ctx.loaders.get(key) as GroupLoader | undefined;
+  if (!l) {
+    l = new GroupLoader(db, t, column, params, ctx);
     ctx.loaders.set(key, l);
   }
   return l;

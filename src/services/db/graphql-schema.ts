@@ -10,17 +10,16 @@ import {
   GraphQLScalarType,
   GraphQLSchema,
   GraphQLString,
-  Kind,
   type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap,
   type GraphQLInputFieldConfig,
-  type GraphQLOutputType,
-  type ValueNode,
 } from 'graphql';
 import { EdgeError } from '../../core/errors.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
-import { filters, flat, loader, parsed, readRows, selected, type Ctx, type Row, type Wire } from './graphql-rows.js';
+import { children, flat, listParams, loader, parsed, readRows, selected, type Ctx, type ListArgs, type Row, type Wire } from './graphql-rows.js';
+import { BigIntScalar, DateTimeScalar, JSONScalar, UUIDScalar } from './graphql-scalars.js';
 import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model.js';
 
 /**
@@ -29,46 +28,15 @@ import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model
  * mutations, foreign keys as nested fields. Every field resolves through DbService
  * (graphql-rows.ts), so scopes and RLS are the caller's, as in REST.
  */
-const JSONScalar = new GraphQLScalarType({
-  name: 'JSON',
-  description: 'Any JSON value.',
-  serialize: (v) => v,
-  parseValue: (v) => v,
-  parseLiteral: (ast, variables) => literal(ast, variables),
-});
-
-/** A JSON literal's value; a `$variable` inside it (`{name: $n}`) is the variable's value. */
-function literal(ast: ValueNode, variables: Readonly<Record<string, unknown>> | null | undefined): unknown {
-  switch (ast.kind) {
-    case Kind.VARIABLE:
-      return variables?.[ast.name.value];
-    case Kind.STRING:
-    case Kind.ENUM:
-      return ast.value;
-    case Kind.BOOLEAN:
-      return ast.value;
-    case Kind.INT:
-    case Kind.FLOAT:
-      return Number(ast.value);
-    case Kind.NULL:
-      return null;
-    case Kind.LIST:
-      return ast.values.map((v) => literal(v, variables));
-    case Kind.OBJECT:
-      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value, variables)]));
-    default:
-      return undefined;
-  }
-}
-
-const SCALAR: Record<CatalogType, GraphQLOutputType> = {
+/** A column's GraphQL type (output and input): int8 `BigInt`, timestamptz `DateTime`, uuid `UUID`, jsonb `JSON`, bytea base64 `String`. */
+const SCALAR: Record<CatalogType, GraphQLScalarType> = {
   text: GraphQLString,
-  int8: GraphQLFloat,
+  int8: BigIntScalar,
   float8: GraphQLFloat,
   bool: GraphQLBoolean,
-  timestamptz: GraphQLString,
+  timestamptz: DateTimeScalar,
   jsonb: JSONScalar,
-  uuid: GraphQLString,
+  uuid: UUIDScalar,
   bytea: GraphQLString,
 };
 
@@ -99,49 +67,74 @@ export function schemaOf(db: DbService, lease: ProjectLease): GraphQLSchema {
   return s;
 }
 
-/** Builds the schema: per table an object type, a where input, list/by-id queries and insert/update/delete mutations. */
+/** What the field builders share: the tables, their object and where types, and each parent's reverse relations. */
+interface Build {
+  db: DbService;
+  tables: Map<string, TableInfo>;
+  types: Map<string, GraphQLObjectType>;
+  wheres: Map<string, GraphQLInputObjectType>;
+  /** Per parent table: the foreign keys that point at it (child table, child column, parent column). */
+  reverse: Map<string, Array<{ child: TableInfo; column: string; parentColumn: string }>>;
+}
+
+/** The arguments of a list field (root lists and reverse relations). */
+function listArgs(b: Build, name: string): GraphQLFieldConfigArgumentMap {
+  return {
+    where: { type: b.wheres.get(name)! },
+    order: { type: GraphQLString, description: 'As the rows API: "col.asc,other.desc.nullslast".' },
+    limit: { type: GraphQLInt, description: 'Default 100, at most 1000 (per parent in a reverse relation).' },
+    offset: { type: GraphQLInt },
+  };
+}
+
+/**
+ * Builds the schema: per table an object type, a where input, typed insert/set inputs
+ * (relational tables), list/by-id queries and insert/update/delete mutations.
+ */
 function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
   const usable = [...tables.values()].filter((t) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.def.name) && !t.def.name.startsWith('__'));
-  const types = new Map<string, GraphQLObjectType>();
+  const b: Build = { db, tables, types: new Map(), wheres: new Map(), reverse: new Map() };
   for (const t of usable) {
-    types.set(
+    b.types.set(
       t.def.name,
       new GraphQLObjectType({
         name: t.def.name,
         description: `Rows of table "${t.def.name}" (${t.def.kind}).`,
-        fields: () => objectFields(db, t, tables, types),
+        fields: () => objectFields(b, t),
       }),
     );
+    b.wheres.set(
+      t.def.name,
+      new GraphQLInputObjectType({
+        name: `${t.def.name}_where`,
+        fields: () => {
+          const f: Record<string, GraphQLInputFieldConfig> = { id: { type: ComparisonInput } };
+          if (t.def.stamps !== false) f.created_at = f.updated_at = { type: ComparisonInput };
+          for (const c of t.def.columns) f[c.name] = { type: ComparisonInput };
+          return f;
+        },
+      }),
+    );
+  }
+  for (const t of usable) {
+    for (const c of t.def.columns) {
+      const ref = c.references;
+      if (!ref || !b.types.has(ref.table)) continue;
+      const list = b.reverse.get(ref.table) ?? [];
+      list.push({ child: t, column: c.name, parentColumn: ref.column });
+      b.reverse.set(ref.table, list);
+    }
   }
   const query: Record<string, GraphQLFieldConfig<unknown, Ctx>> = {};
   const mutation: Record<string, GraphQLFieldConfig<unknown, Ctx>> = {};
   for (const t of usable) {
     const name = t.def.name;
-    const type = types.get(name)!;
-    const where = new GraphQLInputObjectType({
-      name: `${name}_where`,
-      fields: () => {
-        const f: Record<string, GraphQLInputFieldConfig> = { id: { type: ComparisonInput } };
-        if (t.def.stamps !== false) f.created_at = f.updated_at = { type: ComparisonInput };
-        for (const c of t.def.columns) f[c.name] = { type: ComparisonInput };
-        return f;
-      },
-    });
+    const type = b.types.get(name)!;
     query[name] = {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(type))),
-      args: {
-        where: { type: where },
-        order: { type: GraphQLString, description: 'As the rows API: "col.asc,other.desc.nullslast".' },
-        limit: { type: GraphQLInt, description: 'Default 100, at most 1000.' },
-        offset: { type: GraphQLInt },
-      },
-      resolve: (_src, args: { where?: Record<string, Record<string, unknown>>; order?: string; limit?: number; offset?: number }, ctx, info) => {
-        const q = filters(args.where);
-        if (args.order) q.set('order', args.order);
-        if (args.limit !== undefined && args.limit !== null) q.set('limit', String(args.limit));
-        if (args.offset !== undefined && args.offset !== null) q.set('offset', String(args.offset));
-        return readRows(ctx, () => parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, q)).rows.map((r) => flat(t, r)), selected(info));
-      },
+      args: listArgs(b, name),
+      resolve: (_src, args: ListArgs, ctx, info) =>
+        readRows(ctx, () => parsed<{ rows: Wire[] }>(db.list(ctx.lease, ctx.auth, name, listParams(args))).rows.map((r) => flat(t, r)), selected(info)),
     };
     query[`${name}_by_id`] = {
       type,
@@ -155,20 +148,31 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
         }
       },
     };
+    const typed = inputs(t);
     mutation[`insert_${name}`] = {
       type,
-      args: { data: { type: new GraphQLNonNull(JSONScalar) } },
-      resolve: (_src, args: { data: unknown }, ctx) => {
+      args: typed
+        ? { object: { type: typed.insert, description: 'The row, typed per column.' }, data: { type: JSONScalar, description: 'The row as JSON (instead of object).' } }
+        : { data: { type: new GraphQLNonNull(JSONScalar) } },
+      extensions: typed ? { oneOfArgs: ['object', 'data'] } : undefined,
+      resolve: (_src, args: { object?: Row | null; data?: unknown }, ctx) => {
         requireScope(ctx.auth.scopes, 'data:write');
-        return flat(t, parsed<Wire>(db.insert(ctx.lease, ctx.auth, name, { data: args.data })));
+        return flat(t, parsed<Wire>(db.insert(ctx.lease, ctx.auth, name, { data: oneOf(`insert_${name}`, 'object', args.object, args.data) })));
       },
     };
     mutation[`update_${name}`] = {
       type,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) }, data: { type: new GraphQLNonNull(JSONScalar) } },
-      resolve: (_src, args: { id: string; data: unknown }, ctx) => {
+      args: typed
+        ? {
+            id: { type: new GraphQLNonNull(GraphQLID) },
+            set: { type: typed.set, description: 'The columns to change, typed.' },
+            data: { type: JSONScalar, description: 'The columns to change as JSON (instead of set).' },
+          }
+        : { id: { type: new GraphQLNonNull(GraphQLID) }, data: { type: new GraphQLNonNull(JSONScalar) } },
+      extensions: typed ? { oneOfArgs: ['set', 'data'] } : undefined,
+      resolve: (_src, args: { id: string; set?: Row | null; data?: unknown }, ctx) => {
         requireScope(ctx.auth.scopes, 'data:write');
-        return flat(t, parsed<Wire>(db.update(ctx.lease, ctx.auth, name, args.id, { data: args.data })));
+        return flat(t, parsed<Wire>(db.update(ctx.lease, ctx.auth, name, args.id, { data: oneOf(`update_${name}`, 'set', args.set, args.data) })));
       },
     };
     mutation[`delete_${name}`] = {
@@ -190,13 +194,54 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
   });
 }
 
-function objectFields(db: DbService, t: TableInfo, tables: Map<string, TableInfo>, types: Map<string, GraphQLObjectType>): Record<string, GraphQLFieldConfig<Row, Ctx>> {
+/**
+ * The value of a write given either typed (`object`/`set`) or as JSON (`data`): exactly one.
+ * Validation already refused a document naming both or neither (400); this catches variables
+ * that are null when the request runs.
+ */
+function oneOf(field: string, typedName: string, typed: unknown, data: unknown): unknown {
+  const given = (typed !== undefined && typed !== null ? 1 : 0) + (data !== undefined && data !== null ? 1 : 0);
+  if (given !== 1) throw new EdgeError('invalid_request', `${field} takes exactly one of ${typedName} (typed) or data (JSON)`);
+  return typed ?? data;
+}
+
+/**
+ * A relational table's typed write inputs: `<t>_insert_input` (a column is required when it
+ * is NOT NULL without a default) and `<t>_set_input` (every column optional); none for
+ * documents or a table without columns.
+ */
+function inputs(t: TableInfo): { insert: GraphQLInputObjectType; set: GraphQLInputObjectType } | null {
+  if (t.def.kind !== 'relational' || t.def.columns.length === 0) return null;
+  const name = t.def.name;
+  return {
+    insert: new GraphQLInputObjectType({
+      name: `${name}_insert_input`,
+      description: `A row to insert into "${name}".`,
+      fields: () => {
+        const f: Record<string, GraphQLInputFieldConfig> = {};
+        for (const c of t.def.columns) {
+          const required = !c.nullable && (c.default === null || c.default === undefined) && !t.system;
+          f[c.name] = { type: required ? new GraphQLNonNull(SCALAR[c.type]) : SCALAR[c.type] };
+        }
+        return f;
+      },
+    }),
+    set: new GraphQLInputObjectType({
+      name: `${name}_set_input`,
+      description: `Columns of "${name}" to change.`,
+      fields: () => Object.fromEntries(t.def.columns.map((c) => [c.name, { type: SCALAR[c.type] }])),
+    }),
+  };
+}
+
+function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig<Row, Ctx>> {
+  const { db, tables, types } = b;
   const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID) } };
   if (t.def.kind === 'document') f.data = { type: new GraphQLNonNull(JSONScalar) };
-  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type] as GraphQLOutputType & { name: string }) };
+  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type]) };
   if (t.def.stamps !== false) {
-    f.created_at = { type: new GraphQLNonNull(GraphQLString) };
-    f.updated_at = { type: new GraphQLNonNull(GraphQLString) };
+    f.created_at = { type: new GraphQLNonNull(DateTimeScalar) };
+    f.updated_at = { type: new GraphQLNonNull(DateTimeScalar) };
   }
   // Foreign keys: `author_id` → `author` (or `<col>_ref`), resolved by a batched loader.
   for (const c of t.def.columns) {
@@ -216,6 +261,27 @@ function objectFields(db: DbService, t: TableInfo, tables: Map<string, TableInfo
         // note: reached from a mutation too, whose own row needs only data:write (as REST's answer to a write).
         requireScope(ctx.auth.scopes, 'data:read');
         return loader(ctx, db, target, ref.column).load(String(v));
+      },
+    };
+  }
+  // Reverse relations: the child table's name (`projects { tasks }`), or `<child>_by_<column>`
+  // when the child has several foreign keys to this table or the name is taken; resolved
+  // per level in one grouped query.
+  const back = b.reverse.get(t.def.name) ?? [];
+  for (const r of back) {
+    const child = r.child.def.name;
+    const several = back.filter((o) => o.child === r.child).length > 1;
+    const field = several || f[child] ? `${child}_by_${r.column}` : child;
+    if (f[field]) continue;
+    f[field] = {
+      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(types.get(child)!))),
+      description: `Rows of "${child}" whose ${r.column} is this row's ${r.parentColumn}.`,
+      args: listArgs(b, child),
+      resolve: (row, args: ListArgs, ctx, info) => {
+        const v = row[r.parentColumn];
+        if (v === null || v === undefined) return [];
+        requireScope(ctx.auth.scopes, 'data:read');
+        return children(ctx, db, r.child, r.column, args).load(v as string | number, selected(info));
       },
     };
   }

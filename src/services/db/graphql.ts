@@ -5,8 +5,10 @@ import {
   parse,
   specifiedRules,
   validate,
+  type ASTVisitor,
   type DocumentNode,
   type GraphQLSchema,
+  type ValidationContext,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
@@ -15,6 +17,7 @@ import type { AuthContext } from '../../core/auth-context.js';
 import { requireScope } from '../../edge/scopes.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { DbService } from './db.js';
+import { Lru } from '../../sql/pg/lru.js';
 import { fragments, limits } from './graphql-limits.js';
 import { MAX_ROWS, MAX_VALUES, type Ctx } from './graphql-rows.js';
 import { schemaOf } from './graphql-schema.js';
@@ -45,6 +48,9 @@ const MAX_TOKENS = 10_000;
 /** Introspection responses kept per schema version. */
 const INTROSPECTION_CACHE = 8;
 const INTROSPECTION_CACHE_CHARS = 2 * 1024 * 1024;
+/** Parsed and validated documents kept per schema version (LRU), for queries of at most DOCUMENT_CHARS. */
+const DOCUMENT_CACHE = 64;
+const DOCUMENT_CHARS = 4096;
 
 export interface GraphQLBody {
   query?: unknown;
@@ -58,6 +64,12 @@ export interface GraphQLBody {
  * not depend on the caller, so a client loading the schema again costs a lookup.
  */
 const introspections = new WeakMap<GraphQLSchema, Map<string, string>>();
+/**
+ * Documents that parsed, passed the caps and validated, per schema (a catalog change builds a
+ * new one, so a cached document is valid against the schema it is kept under), keyed by query
+ * text: a repeated query skips parse, caps and validation.
+ */
+const documents = new WeakMap<GraphQLSchema, Lru<string, DocumentNode>>();
 
 /** One answer of `run`: the HTTP status and the JSON response, serialized once. */
 export interface GraphQLAnswer {
@@ -100,24 +112,32 @@ export class GraphQLService {
       requireScope(auth.scopes, 'data:read');
       return { status: 200, json: cached };
     }
-    let doc: DocumentNode;
-    try {
-      doc = parse(query, { maxTokens: MAX_TOKENS });
-    } catch (err) {
-      return fail(400, (err as Error).message, 'invalid_request');
+    let doc = documents.get(schema)?.get(query);
+    const validated = doc !== undefined;
+    if (doc === undefined) {
+      try {
+        doc = parse(query, { maxTokens: MAX_TOKENS });
+      } catch (err) {
+        return fail(400, (err as Error).message, 'invalid_request');
+      }
+      // note: before validation, whose cost grows with fields and fragments (overlapping fields are compared pairwise).
+      const limit = limits(doc);
+      if (limit) return fail(400, limit, 'invalid_request');
     }
-    // note: before validation, whose cost grows with fields and fragments (overlapping fields are compared pairwise).
-    const limit = limits(doc);
-    if (limit) return fail(400, limit, 'invalid_request');
     const op = operation(doc, operationName as string | null);
     if (op) {
       if (method === 'GET' && op.operation !== 'query') return fail(405, 'mutations need POST', 'method_not_allowed');
       requireScope(auth.scopes, op.operation === 'mutation' ? 'data:write' : 'data:read');
     }
-    const errors = validate(schema, doc, specifiedRules);
-    if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
+    if (!validated) {
+      const errors = validate(schema, doc, RULES);
+      if (errors.length) return answer(400, { errors: errors.map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
+      if (query.length <= DOCUMENT_CHARS) keep(schema, query, doc);
+    }
     const ctx: Ctx = { lease, auth, loaders: new Map(), rows: 0, values: 0 };
     const result = await execute({ schema, document: doc, contextValue: ctx, variableValues: variables as Record<string, unknown> | null, operationName: operationName as string | null });
+    // note: no data at all is a request error (variables that do not coerce, an unknown operationName): nothing ran.
+    if (!('data' in result)) return answer(400, { errors: (result.errors ?? []).map((e) => ({ message: e.message, locations: e.locations, extensions: { code: 'invalid_request' } })) });
     const mutation = op?.operation === 'mutation';
     if (ctx.rows > MAX_ROWS) return refuse(mutation, `the query reads more than ${MAX_ROWS} rows; page with limit and offset`);
     if (ctx.values > MAX_VALUES) return refuse(mutation, `the query returns more than ${MAX_VALUES} values (rows × fields); select fewer rows or fields`);
@@ -151,6 +171,33 @@ function remember(schema: GraphQLSchema, key: string, json: string): void {
   if (m.size >= INTROSPECTION_CACHE) m.delete(m.keys().next().value!);
   m.set(key, json);
 }
+
+/** Adds a validated document to its schema's LRU. */
+function keep(schema: GraphQLSchema, query: string, doc: DocumentNode): void {
+  let m = documents.get(schema);
+  if (!m) {
+    m = new Lru(DOCUMENT_CACHE);
+    documents.set(schema, m);
+  }
+  m.set(query, doc);
+}
+
+/**
+ * A field whose definition names `extensions.oneOfArgs` (insert and update: typed `object`/
+ * `set` or JSON `data`) takes exactly one of them, written and not `null`.
+ */
+function OneOfArgsRule(context: ValidationContext): ASTVisitor {
+  return {
+    Field(node) {
+      const def = context.getFieldDef();
+      const names = (def?.extensions as { oneOfArgs?: readonly string[] } | undefined)?.oneOfArgs;
+      if (!def || !names) return;
+      const given = (node.arguments ?? []).filter((a) => names.includes(a.name.value) && a.value.kind !== Kind.NULL);
+      if (given.length !== 1) context.reportError(new GraphQLError(`${def.name} takes exactly one of ${names[0]} (typed) or ${names[1]} (JSON)`, { nodes: node }));
+    },
+  };
+}
+const RULES = [...specifiedRules, OneOfArgsRule];
 
 function formatError(e: GraphQLError): unknown {
   const orig = e.originalError;

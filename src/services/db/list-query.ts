@@ -51,6 +51,35 @@ export function buildList(t: TableInfo, q: ListQuery, policy: { p: CompiledPolic
 }
 
 /**
+ * Builds the SELECT of a list grouped by key (GraphQL's reverse relations, `projects { tasks }`):
+ * the rows of `t` whose `column` is one of `keys`, filtered and ordered as a list request, with
+ * `limit` and `offset` applied per key by `row_number()` over each key's rows, so one statement
+ * serves every parent of a level. `cap` bounds the rows read overall (the caller refuses past it).
+ */
+export function buildGroupedList(
+  t: TableInfo,
+  q: ListQuery,
+  column: string,
+  keys: readonly unknown[],
+  policy: { p: CompiledPolicy; values: unknown[] } | null,
+  cap: number,
+): ListSql {
+  const { where, params } = buildWhere(t, q, policy);
+  const key = resolveField(t, [column]).sql;
+  where.push(`${key} IN (${keys.map(() => '?').join(', ')})`);
+  params.push(...keys);
+  const { list, columns } = selectList(t, null);
+  const inner = `SELECT ${list}, row_number() OVER (PARTITION BY ${key} ORDER BY ${orderSql(t, q.order)}) AS "__rn" FROM ${quoteIdent(t.def.name)} WHERE ${where.join(' AND ')}`;
+  return {
+    sql: `SELECT * FROM (${inner}) WHERE "__rn" > ? AND "__rn" <= ? ORDER BY ${key}, "__rn" LIMIT ?`,
+    params: [...params, q.offset, q.offset + q.limit, cap],
+    countSql: null,
+    countParams: [],
+    columns,
+  };
+}
+
+/**
  * The WHERE terms of a list request (filters, `or` groups, then the select policy) with their
  * bound values: what a list filters by, also run by realtime on a change's row image.
  */
