@@ -171,6 +171,31 @@ describe('every cost that grows with the input is capped (item 3)', () => {
   });
 });
 
+describe('reverse relations under the caps (issue 17 item 11)', () => {
+  it('counts children against the 10,000-row cap (refused whole) and needs data:read', async () => {
+    for (const body of [
+      { name: 'owners', type: 'relational', columns: [{ name: 'name', type: 'text', nullable: false }] },
+      { name: 'items', type: 'relational', columns: [{ name: 'n', type: 'int8' }, { name: 'owner_id', type: 'uuid', references: { table: 'owners', column: 'id', on_delete: 'cascade' } }] },
+    ]) {
+      const res = await s.req('/db/tables', { method: 'POST', key: s.keys.service, headers: JSON_HEADERS, body: JSON.stringify(body) });
+      expect(res.status).toBe(201);
+    }
+    await sql(`insert into owners (id, name, created_at, updated_at) with recursive r(i) as (select 1 union all select i + 1 from r where i < 11) select gen_random_uuid(), 'o' || i, now(), now() from r`);
+    await sql(`insert into items (id, n, owner_id, created_at, updated_at) with recursive r(i) as (select 1 union all select i + 1 from r where i < 1000) select gen_random_uuid(), i, o.id, now(), now() from r cross join owners o`);
+    // 10 owners × 1000 items: 10,010 rows, past the cap; refused whole with 400.
+    await refused(`{ owners(limit: 10) { items(limit: 1000) { n } } }`, /reads more than 10000 rows/);
+    const ok = await gql(`{ owners(limit: 9) { items(limit: 1000) { n } } }`);
+    expect(ok.status).toBe(200);
+    expect((ok.body.data!.owners as { items: unknown[] }[]).map((o) => o.items.length)).toEqual(range(9).map(() => 1000));
+    // Written with data:write alone, the row answers; its children are another read.
+    const wo = s.createKey(['data:write'], { name: 'wo-reverse' }).secret;
+    const ins = await gql(`mutation { insert_owners(object: {name: "new"}) { name items { n } } }`, undefined, wo);
+    expect(ins.status).toBe(200);
+    expect(ins.body.data).toEqual({ insert_owners: { name: 'new', items: null } });
+    expect(ins.body.errors?.map((e) => [e.extensions.code, e.path])).toEqual([['missing_scope', ['insert_owners', 'items']]]);
+  });
+});
+
 describe('scopes per operation, as REST (item 17)', () => {
   it('a data:write-only key inserts, updates and deletes, and cannot read', async () => {
     const wo = s.createKey(['data:write'], { name: 'wo' }).secret;

@@ -274,7 +274,8 @@ function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig
     const field = several || f[child] ? `${child}_by_${r.column}` : child;
     if (f[field]) continue;
     f[field] = {
-      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(types.get(child)!))),
+      // note: the list itself may be null, only when it failed (its error in errors[]), so the parent row still answers.
+      type: new GraphQLList(new GraphQLNonNull(types.get(child)!)),
       description: `Rows of "${child}" whose ${r.column} is this row's ${r.parentColumn}.`,
       args: listArgs(b, child),
       resolve: (row, args: ListArgs, ctx, info) => {
