@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseListQuery } from '../../src/services/db/filters.js';
 import type { ColumnDef, TableInfo } from '../../src/sql/table-model.js';
-import { buildList } from '../../src/services/db/list-query.js';
+import { buildGroupedList, buildList } from '../../src/services/db/list-query.js';
 
 const col = (name: string, type: ColumnDef['type']): ColumnDef => ({ name, type, nullable: true, default: null, unique: false, references: null });
 const rls = { enabled: false, policies: {}, compiled: {}, version: 0 };
@@ -40,5 +40,18 @@ describe('buildList', () => {
 
   it.each(['filter=nope.eq.1', 'filter=qty.eq.x', 'filter=ok.eq.maybe', 'select=nope', 'order=nope', 'filter=name.sub.eq.1'])('%s on a relational table → invalid_request', (qs) => {
     expect(() => build(rel, qs)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+});
+
+describe('buildGroupedList', () => {
+  it('limits and offsets per key with row_number() over each key\'s rows, filters and the policy bound before the keys', () => {
+    const q = parseListQuery(new URLSearchParams('filter=ok.is.true&filter=qty.gt.2&order=qty.desc&limit=5&offset=1'));
+    const r = buildGroupedList(rel, q, 'name', ['a', 'b'], { p: { sql: '(("meta" IS NOT ?))', params: [{ k: 'uid' }] }, values: ['u1'] }, 10_001);
+    expect(r.sql).toBe(
+      'SELECT * FROM (SELECT "id", "name", "qty", "ok", "meta", "created_at", "updated_at", row_number() OVER (PARTITION BY "name" ORDER BY "qty" DESC, "id") AS "__rn" ' +
+        'FROM "prods" WHERE "ok" IS 1 AND "qty" > ? AND (("meta" IS NOT ?)) AND "name" IN (?, ?)) WHERE "__rn" > ? AND "__rn" <= ? ORDER BY "name", "__rn" LIMIT ?',
+    );
+    expect(r.params).toEqual([2, 'u1', 'a', 'b', 1, 6, 10_001]);
+    expect(r.columns).toEqual(['name', 'qty', 'ok', 'meta']);
   });
 });
