@@ -24,8 +24,9 @@ import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model
 
 /**
  * The GraphQL schema of a project, generated from its db catalog and cached per catalog:
- * per table an object type, a where input, list/by-id queries and insert/update/delete
- * mutations, foreign keys as nested fields. Every field resolves through DbService
+ * per table an object type, a where input, typed write inputs, list/by-id queries and
+ * insert/update/delete mutations, foreign keys as nested fields both ways (the parent from the
+ * child, the children from the parent). Every field resolves through DbService
  * (graphql-rows.ts), so scopes and RLS are the caller's, as in REST.
  */
 /** A column's GraphQL type (output and input): int8 `BigInt`, timestamptz `DateTime`, uuid `UUID`, jsonb `JSON`, bytea base64 `String`. */

@@ -37,9 +37,10 @@ export { MAX_ROWS, MAX_VALUES } from './graphql-rows.js';
  * document and each operation with fragments expanded, before validation; rows read and
  * response bytes during and after execution.
  *
- * The service: `run` and its answers, with the introspection cache. The caps on the
- * document are graphql-limits.ts, the schema graphql-schema.ts, the resolvers' reads
- * graphql-rows.ts.
+ * The service: `run` and its answers, with the introspection cache and the cache of validated
+ * documents (a repeated query skips parse, caps and validation). The caps on the document are
+ * graphql-limits.ts, the schema graphql-schema.ts, its scalars graphql-scalars.ts, the
+ * resolvers' reads (batched per level, both directions of a foreign key) graphql-rows.ts.
  */
 /** Bytes of the JSON response; never truncated, refused. */
 export const MAX_RESPONSE = 16 * 1024 * 1024;
