@@ -159,3 +159,69 @@ describe('errors as PostgreSQL words them', () => {
     });
   });
 });
+
+describe('the same violations through the rows API and JSON-RPC', () => {
+  const svc = () => ({ key: s.keys.service, headers: { 'content-type': 'application/json' } });
+  const post = async (path: string, body: unknown) => {
+    const res = await s.req(path, { method: 'POST', ...svc(), body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as { id?: string; error?: { code: string; message: string; details?: Record<string, unknown> } } };
+  };
+
+  beforeAll(async () => {
+    expect((await post('/db/tables', { name: 'teams', type: 'relational', columns: [{ name: 'title', type: 'text' }] })).status).toBe(201);
+    const made = await post('/db/tables', {
+      name: 'members',
+      type: 'relational',
+      columns: [
+        { name: 'email', type: 'text', nullable: false, unique: true },
+        { name: 'age', type: 'int8' },
+        { name: 'team', type: 'uuid', references: { table: 'teams' } },
+      ],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect((await post('/db/tables/members/rows', { data: { email: 'a@b', age: 30 } })).status).toBe(201);
+  });
+
+  it('a duplicate unique value is 409 conflict worded as Postgres, with the key', async () => {
+    const r = await post('/db/tables/members/rows', { data: { email: 'a@b', age: 31 } });
+    expect(r.status).toBe(409);
+    expect(r.body.error).toEqual({
+      code: 'conflict',
+      message: 'duplicate key value violates unique constraint "members_email_key"',
+      details: { sqlstate: '23505', table: 'members', constraint: 'members_email_key', detail: 'Key (email)=(a@b) already exists.' },
+    });
+  });
+
+  it('an update to a taken unique value is the same 409, with the key', async () => {
+    const other = await post('/db/tables/members/rows', { data: { email: 'e@f' } });
+    expect(other.status).toBe(201);
+    const res = await s.req(`/db/tables/members/rows/${other.body.id}`, { method: 'PATCH', ...svc(), body: JSON.stringify({ data: { email: 'a@b' } }) });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: unknown }).error).toEqual({
+      code: 'conflict',
+      message: 'duplicate key value violates unique constraint "members_email_key"',
+      details: { sqlstate: '23505', table: 'members', constraint: 'members_email_key', detail: 'Key (email)=(a@b) already exists.' },
+    });
+  });
+
+  it('a key to no parent row is 409 conflict naming both tables', async () => {
+    const missing = '01890a5d-ac96-774b-bcce-b302099a8057';
+    const r = await post('/db/tables/members/rows', { data: { email: 'c@d', team: missing } });
+    expect(r.status).toBe(409);
+    expect(r.body.error).toEqual({
+      code: 'conflict',
+      message: 'insert or update on table "members" violates foreign key constraint "members_team_fkey"',
+      details: { sqlstate: '23503', table: 'members', constraint: 'members_team_fkey', detail: `Key (team)=(${missing}) is not present in table "teams".` },
+    });
+  });
+
+  it('JSON-RPC db.query carries the same details in error.data', async () => {
+    const res = await s.req('/db/rpc', { method: 'POST', ...svc(), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'db.query', params: { sql: `insert into v_nn values (1, 'dup', null)` } }) });
+    const body = (await res.json()) as { error: unknown };
+    expect(body.error).toEqual({
+      code: -32000,
+      message: 'duplicate key value violates unique constraint "v_nn_pkey"',
+      data: { code: 'conflict', status: 409, details: { sqlstate: '23505', table: 'v_nn', constraint: 'v_nn_pkey', detail: 'Key (id)=(1) already exists.' } },
+    });
+  });
+});

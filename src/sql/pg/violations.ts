@@ -92,6 +92,9 @@ export function constraintError(code: string, message: string, facts: ViolationF
     }
     case 'SQLITE_CONSTRAINT_UNIQUE':
     case 'SQLITE_CONSTRAINT_PRIMARYKEY': {
+      // note: a unique index on expressions (a document table's JSON path) is named, not its columns.
+      const byIndex = /^UNIQUE constraint failed: index '(.+)'$/s.exec(message);
+      if (byIndex) return { sqlstate: '23505', message: `duplicate key value violates unique constraint "${byIndex[1]}"`, constraint: byIndex[1]! };
       const m = /^UNIQUE constraint failed: (.+)$/s.exec(message);
       if (!m) return null;
       const parts = colsOf(m[1]!);
@@ -435,6 +438,12 @@ function edgeCode(sqlstate: string): 'conflict' | 'invalid_field' | 'invalid_req
   if (sqlstate === '23505' || sqlstate === '23503') return 'conflict';
   if (sqlstate === '23502' || sqlstate === '23514') return 'invalid_field';
   return 'invalid_request';
+}
+
+/** A SQLite constraint error as Postgres words it (the rows API's writes, src/services/db/), or null. */
+export function violationError(code: string, message: string, facts: ViolationFacts | null, lookup?: SchemaLookup, cause?: unknown): EdgeError | null {
+  const pg = constraintError(code, message, facts, lookup);
+  return pg ? toEdge(pg, cause) : null;
 }
 
 /** `details` of a Postgres-worded error: the SQLSTATE and the fields Postgres sets (and `field`, for `invalid_field`, when a column is known). */
