@@ -71,10 +71,14 @@ export function constraintError(code: string, message: string, facts: ViolationF
     const types = typesOf(t);
     return `Failing row contains (${row.values.map((v, i) => pgText(fillSerial(t, row, i, v, f), types[i] ?? null)).join(', ')}).`;
   };
+  // note: a known table whose name is a prefix wins (names may hold dots); else the first dot splits.
   const colsOf = (m: string) => m.split(', ').map((p) => {
-    const dot = p.indexOf('.');
+    const known = f?.tables.find((t) => p.startsWith(`${t.name}.`));
+    const dot = known ? known.name.length : p.indexOf('.');
     return { table: p.slice(0, dot), column: p.slice(dot + 1) };
   });
+  // note: the platform's own tables (`_svc_*`, docs/sql.md "Reserved tables") are never named in an answer.
+  if (/ _svc|: _svc|^_svc/.test(message)) return null;
 
   switch (code) {
     case 'SQLITE_CONSTRAINT_NOTNULL': {
