@@ -29,6 +29,11 @@ insert into v_big values (1, 9007199254740993);
 create table v_multi (a int, b text, c int, primary key (a, b));
 insert into v_multi values (1, 'k', 0);
 create table v_nums (id int primary key, n numeric(4, 2));
+create table v_flags (id int primary key, on_off boolean, score int check (score between 0 and 10), check (score <> 5 or on_off));
+create table v_gc (id int primary key, c_id int references v_c(id));
+insert into v_gc values (100, 10);
+create table v_odd (id int primary key, mixed_1 text unique);
+insert into v_odd values (1, 'm');
 `;
 
 interface Case {
@@ -75,6 +80,12 @@ const CASES: Case[] = [
   { sql: `insert into v_chk (id, price) values (3, 0)` },
   { sql: `insert into v_chk (id, price) values (4, 5000)` },
   { sql: `update v_named set n = 0 where id = 1` },
+  { sql: `insert into v_flags values (1, true, 11)` },
+  { sql: `insert into v_flags values (2, false, 5)` },
+  { sql: `delete from v_c where id = 10` },
+  { sql: `insert into v_odd values (2, 'm')` },
+  { sql: `insert into v_u (id, email) values (1, 'new@x') on conflict (id) do update set email = 'x@y' where v_u.id = 0; insert into v_u (id, email) values (9, 'q'), (10, 'x@y') returning id` },
+  { sql: `insert into v_nn values (1, 'a', null) returning id, name` },
   // 22001, 22P02, 22007, 22003, 22012: bad values
   { sql: `insert into v_types (id, flag, v) values (4, true, 'abcd')` },
   { sql: `select 'abc'::int` },
@@ -137,7 +148,7 @@ beforeAll(async () => {
   [s, pg] = await Promise.all([startTestServer(), startPg()]);
   await pg.exec(SETUP);
   const res = await s.req('/db/query', { method: 'POST', key: s.keys.service, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: SETUP }) });
-  expect(res.status).toBe(200);
+  expect(res.status, await res.clone().text()).toBe(200);
 }, 120_000);
 afterAll(async () => {
   await s.close();
