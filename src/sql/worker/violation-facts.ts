@@ -41,6 +41,8 @@ export interface ViolationFacts {
 }
 
 export function violationFacts(db: Database.Database, sql: string, params: unknown[], code: string): ViolationFacts | null {
+  // note: only the violations src/sql/pg/violations.ts words (a trigger's RAISE is its own message).
+  if (!['SQLITE_CONSTRAINT_NOTNULL', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_FOREIGNKEY', 'SQLITE_CONSTRAINT_CHECK', 'SQLITE_CONSTRAINT_DATATYPE'].includes(code)) return null;
   const q = (n: string): string => `"${n.replaceAll('"', '""')}"`;
   const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
   const sink: ViolationRow[] = [];
