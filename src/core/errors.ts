@@ -122,8 +122,8 @@ export function toHttp(err: unknown, requestId: string): HttpError & { internal?
 
 function envelope(e: EdgeError, message: string): HttpError {
   const error: HttpError['body']['error'] = { code: e.code, message };
-  // note: details of other codes stay internal, except an import's progress (`inserted`, docs/api.md "Importing rows").
-  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql' || e.code === 'invalid_source' || 'inserted' in e.details)) error.details = e.details;
+  // note: details of other codes stay internal, except an import's progress (`inserted`, docs/api.md "Importing rows") and a Postgres error's (`sqlstate`, docs/sql.md "Errors").
+  if (e.details !== undefined && (e.code === 'invalid_field' || e.code === 'missing_scope' || e.code === 'unsupported_sql' || e.code === 'invalid_source' || 'inserted' in e.details || 'sqlstate' in e.details)) error.details = e.details;
   return { status: e.status, headers: { ...e.headers }, body: e.beside === undefined ? { error } : { error, ...e.beside } };
 }
 

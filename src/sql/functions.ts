@@ -25,14 +25,23 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     const low = s.toLowerCase();
     if (low === 'now') return new Date();
     if (low === 'epoch') return new Date(0);
+    // note: a field past its range (month 13, February 30, hour 25) is Postgres' 22008, never a rolled-over date.
+    const inRange = (y: number, mo: number, d: number, h = 0, mi = 0, sec = 0): void => {
+      const t = new Date(Date.UTC(y, mo - 1, d));
+      if (t.getUTCMonth() !== mo - 1 || t.getUTCDate() !== d || h > 23 || mi > 59 || sec > 59) throw new Error(`pe_invalid_input: date/time field value out of range: "${s}"`);
+    };
     let m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
-    if (m) return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+    if (m) {
+      inRange(+m[1]!, +m[2]!, +m[3]!);
+      return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+    }
     m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(s);
     if (!m) {
       s = s.replace(' ', 'T');
       const d = new Date(s);
       return Number.isNaN(d.getTime()) ? null : d;
     }
+    inRange(+m[1]!, +m[2]!, +m[3]!, +m[4]!, +m[5]!, m[6] ? +m[6] : 0);
     const ms = m[7] ? Math.round(Number(`0.${m[7]}`) * 1000) : 0;
     let t = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, m[6] ? +m[6] : 0, ms);
     const off = m[8];
@@ -240,7 +249,8 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     try {
       return JSON.parse(String(v));
     } catch {
-      return bad('json', v);
+      // note: Postgres' wording (22P02) names no value; its detail names the token.
+      throw new Error('pe_invalid_input: invalid input syntax for type json');
     }
   };
   const step = (j: unknown, k: unknown): unknown => {

@@ -162,7 +162,7 @@ describe('input errors on the point-lookup path', () => {
   });
   afterAll(() => s.close());
 
-  const BAD_UUID = { code: 'invalid_request', message: 'invalid input syntax for type uuid: "abc"' };
+  const BAD_UUID = { code: 'invalid_request', message: 'invalid input syntax for type uuid: "abc"', details: { sqlstate: '22P02' } };
 
   it("a uuid key compared with 'abc' is a 400, first and repeated, as through $1", async () => {
     for (let i = 0; i < 3; i++) {
@@ -182,7 +182,7 @@ describe('input errors on the point-lookup path', () => {
   it('an integer past 64 bits is a 400 (22003 in Postgres) on the point lookup and elsewhere, never a 500', async () => {
     expect((await query(s, s.keys.service, 'create table k (id int primary key, v int)')).status).toBe(200);
     const big = '99999999999999999999999';
-    const out = { code: 'invalid_request', message: `value "${big}" is out of range for type bigint` };
+    const out = { code: 'invalid_request', message: `value "${big}" is out of range for type bigint`, details: { sqlstate: '22003' } };
     for (const [sql, params] of [
       ['select * from k where id = $1', [big]],
       ['select * from k where id = $1', [big]],
@@ -197,7 +197,7 @@ describe('input errors on the point-lookup path', () => {
 
   it('the same over JSON-RPC db.query', async () => {
     const r = (await rpc(s, s.keys.service, { jsonrpc: '2.0', id: 1, method: 'db.query', params: { sql: "select * from tasks where id = 'abc'" } })).body as Reply;
-    expect(r.error).toEqual({ code: -32000, message: BAD_UUID.message, data: { code: 'invalid_request', status: 400 } });
+    expect(r.error).toEqual({ code: -32000, message: BAD_UUID.message, data: { code: 'invalid_request', status: 400, details: { sqlstate: '22P02' } } });
   });
 });
 

@@ -108,6 +108,8 @@ export function norm(v: unknown): unknown {
  * else is `??`, which matches nothing.
  */
 export function ourClass(code: string, message: string, details?: Record<string, unknown>): string {
+  // note: an error that stands for a Postgres one says its SQLSTATE (docs/sql.md "Errors").
+  if (typeof details?.sqlstate === 'string') return details.sqlstate.slice(0, 2);
   switch (code) {
     case 'conflict':
     case 'invalid_field':

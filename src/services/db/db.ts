@@ -14,6 +14,7 @@ import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type Pol
 import { checkStrings, fromStored } from './column-values.js';
 import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
+import { writeRows } from './violation.js';
 
 export interface Row {
   /** A string, or a number for a table with an integer key (TableDef.key). */
@@ -241,7 +242,7 @@ export class DbService {
     // note: under RLS the policy is checked before foreign keys (they are checked at commit).
     if (ins) lease.stmt(rowSql.deferForeignKeys).run();
     if (rel) {
-      const r = lease.stmt(rowSql.relInsert(name, rel.cols, stamps)).all(id, ...rel.vals, ...stampVals) as Raw[];
+      const r = writeRows<Raw>(lease, t, rowSql.relInsert(name, rel.cols, stamps), [id, ...rel.vals, ...stampVals]);
       row = toRow(t, r[0]!, null);
       id = row.id;
       image = storedImage(r[0]!);
@@ -274,7 +275,7 @@ export class DbService {
         if (upd) lease.stmt(rowSql.deferForeignKeys).run();
         const stamps = t.def.stamps !== false;
         const r = (rel
-          ? lease.stmt(rowSql.relUpdate(name, rel.cols, stamps)).all(...rel.vals, ...(stamps ? [at] : []), id)
+          ? writeRows(lease, t, rowSql.relUpdate(name, rel.cols, stamps), [...rel.vals, ...(stamps ? [at] : []), id])
           : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
         raw = r[0]!;
         row = toRow(t, raw, null);

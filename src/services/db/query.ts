@@ -9,7 +9,7 @@ import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, ty
 import type { Statement } from '../../sql/pg/statements.js';
 import { AUTH_USERS } from '../../sql/pg/reserved.js';
 import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.js';
-import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType } from '../../sql/pg/types.js';
+import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType, type SchemaLookup } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
@@ -22,6 +22,7 @@ import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
 import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
+import { pgError } from '../../sql/pg/violations.js';
 
 /** One statement's result on the wire. */
 export interface QueryResult {
@@ -132,6 +133,13 @@ export class QueryService {
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
     const columns = (p: string) => this.#columns(lease, version, p);
+    // note: a bad value found while translating or binding carries its SQLSTATE too (docs/sql.md "Errors").
+    return this.#execute(lease, auth, sql, params, at, version, columns).catch((err: unknown) => {
+      throw pgError(err) ?? err;
+    });
+  }
+
+  async #execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission, version: number, columns: SchemaLookup): Promise<QueryResult[]> {
     const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
@@ -188,7 +196,7 @@ export class QueryService {
           // note: e.g. the project was deleted meanwhile; the request's own error is the answer.
         }
       }
-      throw mapError(err);
+      throw mapError(err, columns);
     }
     // note: DDL ran on a worker connection; the rows API's catalog must not trust its cache.
     if (schemaChange) catalogStore.invalidate(lease);
@@ -553,8 +561,11 @@ function spend(at: Admission, r: WorkerResult): void {
 }
 
 /** Worker errors → EdgeError: constraint and busy codes as everywhere, other SQL errors 400 naming SQLite's reason. */
-function mapError(err: unknown): unknown {
+function mapError(err: unknown, columns?: SchemaLookup): unknown {
   if (err instanceof EdgeError) return err;
+  // note: constraint violations and bad values as Postgres words them (src/sql/pg/violations.ts).
+  const pg = pgError(err, columns);
+  if (pg) return pg;
   const e = err as { code?: string; message?: string };
   const msg = String(e.message ?? '');
   if (e.code === 'pe_too_many_rows') return new EdgeError('invalid_request', msg);
@@ -562,11 +573,6 @@ function mapError(err: unknown): unknown {
     return new EdgeError('invalid_request', `the results of this request are larger than ${MAX_RESULT_BYTES} bytes of JSON; select fewer rows or columns (LIMIT/OFFSET)`);
   }
   if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
-  // note: the length CHECK of a varchar(n)/char(n) column the translator made (statements.ts): Postgres' 22001.
-  const tooLong = e.code === 'SQLITE_CONSTRAINT_CHECK' ? /^CHECK constraint failed: pe_(varchar|bpchar)_(\d+)$/.exec(msg) : null;
-  if (tooLong) return new EdgeError('invalid_request', `value too long for type ${tooLong[1] === 'varchar' ? 'character varying' : 'character'}(${tooLong[2]})`);
-  const input = /pe_invalid_input: (.*)$/s.exec(msg);
-  if (input) return new EdgeError('invalid_request', input[1]!.slice(0, 300));
   if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
     const mapped = normalize(Object.assign(new Error(msg), { name: 'SqliteError', code: e.code }));
     if (mapped.code !== 'internal') return mapped;

@@ -145,6 +145,6 @@ const fail = (id: Id, error: RpcError): RpcResponse => ({ jsonrpc: '2.0', id, er
 /** A service error as a JSON-RPC error: server-error range, our code and HTTP status in `data`. */
 function dataError(e: EdgeError): RpcError {
   const data: NonNullable<RpcError['data']> = { code: e.code, status: e.status };
-  if (e.details && (e.code === 'invalid_field' || e.code === 'missing_scope')) data.details = e.details;
+  if (e.details && (e.code === 'invalid_field' || e.code === 'missing_scope' || 'sqlstate' in e.details)) data.details = e.details;
   return { code: -32000, message: e.message, data };
 }

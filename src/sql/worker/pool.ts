@@ -4,6 +4,7 @@ import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
 import { parseWithFallback } from '../pg/parse.js';
 import { FairQueue } from './fair-queue.js';
+import { violationFacts } from './violation-facts.js';
 import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type WorkerResult } from './worker-main.js';
 
 /**
@@ -95,7 +96,8 @@ export class SqlPool {
       `const parser = new (require(workerData.parser).Parser)();`,
       `const mysql = new (require(workerData.mysqlParser).Parser)();`,
       `const parse = ${parseWithFallback.toString()}.bind(null, parser, mysql);`,
-      `(${workerMain.toString()})({ parentPort, Database, register, parse }, workerData.options);`,
+      `const violation = ${violationFacts.toString()};`,
+      `(${workerMain.toString()})({ parentPort, Database, register, parse, violation }, workerData.options);`,
     ].join('\n');
   }
 
@@ -202,7 +204,7 @@ export class SqlPool {
     if (m.ok && 'bytes' in m) p.at.bytesLeft -= m.bytes;
     if (m.ok) p.resolve(('ast' in m ? m.ast : 'results' in m ? { results: m.results, changes: m.changes ?? [] } : { results: [], changes: [] }) as never);
     else if (m.code === 'pe_statement_timeout') p.reject(timeoutError(p));
-    else p.reject(Object.assign(new Error(m.message), { name: 'SqlWorkerError', code: m.code }));
+    else p.reject(Object.assign(new Error(m.message), { name: 'SqlWorkerError', code: m.code, facts: m.facts }));
   }
 
   /** The worker did not end the statement itself: terminate it and start a fresh one. */

@@ -47,7 +47,7 @@ export interface WorkerChange {
 export type WorkerReply =
   | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[]; bytes: number }
   | { id: number; ok: true; ast: unknown }
-  | { id: number; ok: false; code: string; message: string }
+  | { id: number; ok: false; code: string; message: string; facts?: unknown }
   | { id: number; ok: true; closed: true };
 
 /**
@@ -61,6 +61,8 @@ export function workerMain(
     register: (db: Database.Database, deadline: { at: number; n: number }) => void;
     /** node-sql-parser's PostgreSQL `astify` (parsing big SQL is slow: it runs here, off the main thread). */
     parse: (sql: string) => unknown;
+    /** Facts about a constraint violation, gathered while its transaction is still open (violation-facts.ts). */
+    violation?: (db: Database.Database, sql: string, params: unknown[], code: string) => unknown;
   },
   options: { maxConnections: number; synchronous: string; maxDbBytes?: number },
 ): void {
@@ -133,6 +135,7 @@ export function workerMain(
       // fixed size, each row's column names), so a huge result ends here and never reaches the main thread.
       let bytes = 0;
       const capture = job.capture;
+      let current: { sql: string; params: unknown[] } | null = null;
       const run = () => {
         if (job.schemaChange && c.triggers.size) {
           // note: SQLite refuses to drop or rename a column a trigger names, TEMP triggers included; a
@@ -152,6 +155,7 @@ export function workerMain(
         for (const steps of job.statements) {
           let out: WorkerResult = { columns: [], rows: [], changes: 0, reader: false };
           for (const step of steps) {
+            current = step;
             let s: Database.Statement;
             try {
               s = prepare(c, step.sql);
@@ -211,7 +215,23 @@ export function workerMain(
         } finally {
           c.db.exec('ROLLBACK');
         }
-      } else c.db.transaction(run).immediate();
+      } else {
+        c.db.transaction(() => {
+          try {
+            run();
+          } catch (err) {
+            const code = (err as { code?: unknown }).code;
+            if (deps.violation && current && typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT_')) {
+              try {
+                (err as { facts?: unknown }).facts = deps.violation(c.db, current.sql, current.params, code);
+              } catch {
+                // note: the facts only improve the message; the error itself is the answer.
+              }
+            }
+            throw err;
+          }
+        }).immediate();
+      }
       if (job.schemaChange) {
         c.stmts.clear();
         // note: a dropped or altered table loses its TEMP triggers; they are made again on next use.
@@ -224,7 +244,7 @@ export function workerMain(
       const e = err as { code?: unknown; message?: unknown };
       const message = String(e.message ?? err);
       const code = message.includes('pe_statement_timeout') ? 'pe_statement_timeout' : typeof e.code === 'string' ? e.code : 'pe_error';
-      deps.parentPort.postMessage({ id: job.id, ok: false, code, message });
+      deps.parentPort.postMessage({ id: job.id, ok: false, code, message, facts: (e as { facts?: unknown }).facts });
     } finally {
       deadline.at = Number.POSITIVE_INFINITY;
       if (conns.size && job.file) {
