@@ -10,9 +10,11 @@
 //   same run; bench/bare-uws-pubsub.mjs).
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
+import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
 import { openInBatches, openTargets, sse, wsClient } from '../lib/realtime-clients.mjs';
+import { nativeClients } from '../lib/rt-native.mjs';
 import { seconds } from '../lib/wrk.mjs';
 
 const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
@@ -22,6 +24,8 @@ const DURATION_S = Math.max(1, seconds(DEFAULTS.duration));
 const USERS = 20;
 /** Worker threads the latency checks' clients are spread over (0, the default: all in this thread; on 2 cores more threads only compete with the server). */
 const THREADS = Number(process.env.BENCH_RT_CLIENT_THREADS ?? 0);
+/** BENCH_RT_CLIENT: `native` (default; bench/rt-client.c, built with cc on first use) or `node`. */
+const NATIVE = (process.env.BENCH_RT_CLIENT || 'native') !== 'node';
 /** PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS's default. */
 const CAP = 1000;
 const WRITERS = 8;
@@ -136,8 +140,30 @@ async function bareLatency(bare) {
   );
 }
 
-/** The clients of `targets`, spread over THREADS worker threads (or in this one): open(), count(), stop() → latencies. */
+/**
+ * The clients of `targets`: by default one native epoll process (bench/rt-client.c: a Node client
+ * process for 2,000 streams saturates its core and measures itself); BENCH_RT_CLIENT=node: Node
+ * clients spread over THREADS worker threads (or in this one). count() → deliveries so far;
+ * stop() → { n, p50, p99 } of the commit-to-delivery latencies; cpuMs() → the clients' CPU.
+ */
 async function clientPool(targets) {
+  if (NATIVE) {
+    const c = await nativeClients(targets);
+    return {
+      count: async () => (await c.count()).delivered,
+      stop: () => c.stop(),
+      kill: () => c.kill(),
+      cpuMs: () => cpuMs(c.pid),
+    };
+  }
+  const summary = (lat) => {
+    lat.sort((a, b) => a - b);
+    return { n: lat.length, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+  };
+  const own = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
   if (THREADS === 0) {
     const lat = [];
     const clients = [];
@@ -146,8 +172,12 @@ async function clientPool(targets) {
       count: async () => lat.length,
       stop: async () => {
         for (const c of clients) c.close();
-        return lat;
+        return summary(lat);
       },
+      kill: () => {
+        for (const c of clients) c.close();
+      },
+      cpuMs: own,
     };
   }
   const workers = Array.from({ length: THREADS }, (_, w) => {
@@ -175,8 +205,10 @@ async function clientPool(targets) {
     stop: async () => {
       const out = (await ask('stop')).flatMap((m) => m.lat);
       await Promise.all(workers.map((w) => w.worker.terminate()));
-      return out;
+      return summary(out);
     },
+    kill: () => void Promise.all(workers.map((w) => w.worker.terminate())),
+    cpuMs: own,
   };
 }
 
@@ -196,7 +228,7 @@ async function measureLatency(targets, write, share, pid) {
     const total = Math.round(RATE * DURATION_S);
     const pending = [];
     const t0 = performance.now();
-    const cpu0 = process.cpuUsage();
+    const cpu0 = pool.cpuMs();
     const srv0 = cpuMs(pid);
     for (let i = 0; i < total; i++) {
       const wait = t0 + (i * 1000) / RATE - performance.now();
@@ -211,23 +243,19 @@ async function measureLatency(targets, write, share, pid) {
       await sleep(1000);
     }
     const wall = performance.now() - t0;
-    const c = process.cpuUsage(cpu0);
-    const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients ${Math.round((100 * (c.user + c.system)) / 1000 / wall)} % of a core`;
+    const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients (${NATIVE ? 'native' : 'node'}) ${Math.round((100 * (pool.cpuMs() - cpu0)) / wall)} % of a core, load average ${loadavg()[0].toFixed(2)}`;
     lat = await pool.stop();
-    lat.sort((a, b) => a - b);
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected, cpu };
+    return { p50: lat.p50, p99: lat.p99, delivered: lat.n, expected, cpu };
   } finally {
-    if (lat === null) await pool.stop().catch(() => {});
+    if (lat === null) pool.kill();
   }
 }
 
-/** Deliveries/s with WRITERS concurrent writers for DURATION_S, CLIENTS SSE + CLIENTS WS subscribers. */
-async function throughput(open, write) {
+/** Deliveries/s with WRITERS concurrent writers for DURATION_S, the subscribers of `targets`. */
+async function throughput(targets, write) {
+  const pool = await clientPool(targets);
   let delivered = 0;
-  const clients = [];
-  const onChange = () => delivered++;
   try {
-    await open(onChange, clients);
     const end = performance.now() + DURATION_S * 1000;
     let writes = 0;
     await Promise.all(
@@ -242,12 +270,13 @@ async function throughput(open, write) {
     let last = -1;
     while (delivered !== last && performance.now() - t < 1000) {
       last = delivered;
+      delivered = await pool.count();
       await sleep(100);
     }
     const s = (performance.now() - (end - DURATION_S * 1000)) / 1000;
     return { perS: delivered / s, writes };
   } finally {
-    for (const c of clients) c.close();
+    pool.kill();
   }
 }
 
@@ -339,10 +368,10 @@ export default {
         try {
           const key = server.info.keys.publishable;
           edge = await throughput(
-            async (onChange, clients) => {
-              await openInBatches(CLIENTS, () => sse(`${server.url}/realtime/stream?table=bench&apikey=${key}`, onChange, clients));
-              await openInBatches(CLIENTS, () => wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=bench&apikey=${key}`, onChange, clients));
-            },
+            [
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${server.url}/realtime/stream?table=bench&apikey=${key}` })),
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${server.url.replace('http', 'ws')}/realtime/ws?table=bench&apikey=${key}` })),
+            ],
             (i) => fetch(`${server.url}/db/tables/bench/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data: { n: i } }) }).then((r) => r.text()),
           );
         } finally {
@@ -352,10 +381,10 @@ export default {
         let base;
         try {
           base = await throughput(
-            async (onChange, clients) => {
-              await openInBatches(CLIENTS, () => sse(`${bare.url}/sse`, onChange, clients));
-              await openInBatches(CLIENTS, () => wsClient(`${bare.url.replace('http', 'ws')}/ws`, onChange, clients));
-            },
+            [
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${bare.url}/sse` })),
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${bare.url.replace('http', 'ws')}/ws` })),
+            ],
             (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
           );
         } finally {
