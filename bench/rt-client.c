@@ -6,7 +6,7 @@
 // TARGETS_FILE: one subscriber a line, `sse PATH` or `ws PATH [PROTO,PROTO…]`, all to 127.0.0.1:PORT.
 // Stdout, one line each: `ready N` once every subscriber got its ready event (or `error TEXT`, then exit 1).
 // Stdin commands: `count` → `count DELIVERED CLOSED`; `stop` → `lat N P50 P99 MAX` (ms, commit `at`
-// of each `change` message to its receipt here), then exit.
+// of each `change` message to its receipt here; then the same for SSE only and WebSocket only), then exit.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,8 +37,11 @@ typedef struct {
 static Conn *conns;
 static int nconns, port, ep;
 static long delivered, closed_n;
-static float *lat;
-static size_t nlat, caplat;
+typedef struct {
+  float *v;
+  size_t n, cap;
+} Lat;
+static Lat lat[2]; // by kind: SSE, WS
 
 static void die(const char *what) {
   printf("error %s\n", what);
@@ -78,7 +81,7 @@ static long days_from_civil(long y, long m, long d) {
 }
 
 /** A message's last `"at":"YYYY-MM-DDTHH:MM:SS.mmmZ"` → its latency, if it is a change. */
-static void record(const char *p, size_t n) {
+static void record(Conn *c, const char *p, size_t n) {
   if (!memmem(p, n, "\"type\":\"change\"", 15)) return;
   const char *at = NULL;
   for (const char *q = p; (q = memmem(q, n - (q - p), "\"at\":\"", 6)); q += 6) at = q + 6;
@@ -87,12 +90,13 @@ static void record(const char *p, size_t n) {
   int Y, M, D, h, mi, s, ms;
   if (sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &Y, &M, &D, &h, &mi, &s, &ms) != 7) return;
   double t = ((days_from_civil(Y, M, D) * 86400.0 + h * 3600 + mi * 60 + s) * 1000.0) + ms;
-  if (nlat == caplat) {
-    caplat = caplat ? caplat * 2 : 1 << 20;
-    lat = realloc(lat, caplat * sizeof(float));
-    if (!lat) die("out of memory");
+  Lat *l = &lat[c->kind];
+  if (l->n == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 1 << 20;
+    l->v = realloc(l->v, l->cap * sizeof(float));
+    if (!l->v) die("out of memory");
   }
-  lat[nlat++] = (float)(now_ms() - t);
+  l->v[l->n++] = (float)(now_ms() - t);
 }
 
 static void sse_frames(Conn *c) {
@@ -105,7 +109,7 @@ static void sse_frames(Conn *c) {
     if (memmem(f, n, "event: ready", 12)) c->ready = 1;
     else if (memmem(f, n, "event: change", 13)) {
       const char *d = memmem(f, n, "data: ", 6);
-      if (d) record(d + 6, n - (d + 6 - f));
+      if (d) record(c, d + 6, n - (d + 6 - f));
     }
     off += n + 2;
   }
@@ -178,7 +182,7 @@ static size_t ws_frames(Conn *c, const char *p, size_t n) {
     const char *d = p + i + h;
     if (op == 1) {
       if (len >= 15 && memcmp(d, "{\"type\":\"ready\"", 15) == 0) c->ready = 1;
-      else record(d, len);
+      else record(c, d, len);
     } else if (op == 9) ws_send(c, 10, d, len);
     else if (op == 8) c->state = S_CLOSED;
     i += h + len;
@@ -270,9 +274,20 @@ static void command(char *line) {
   if (strncmp(line, "count", 5) == 0) {
     printf("count %ld %ld\n", delivered, closed_n);
   } else if (strncmp(line, "stop", 4) == 0) {
-    qsort(lat, nlat, sizeof(float), cmp);
-    double p50 = nlat ? lat[(size_t)(0.5 * nlat)] : -1, p99 = nlat ? lat[(size_t)(0.99 * nlat)] : -1, mx = nlat ? lat[nlat - 1] : -1;
-    printf("lat %zu %.3f %.3f %.3f\n", nlat, p50, p99, mx);
+    // note: all, then SSE only, then WebSocket only: N P50 P99 MAX each.
+    Lat all = {malloc((lat[0].n + lat[1].n + 1) * sizeof(float)), 0, 0};
+    memcpy(all.v, lat[0].v, lat[0].n * sizeof(float));
+    memcpy(all.v + lat[0].n, lat[1].v, lat[1].n * sizeof(float));
+    all.n = lat[0].n + lat[1].n;
+    Lat *ls[3] = {&all, &lat[0], &lat[1]};
+    printf("lat");
+    for (int k = 0; k < 3; k++) {
+      Lat *l = ls[k];
+      qsort(l->v, l->n, sizeof(float), cmp);
+      double p50 = l->n ? l->v[(size_t)(0.5 * l->n)] : -1, p99 = l->n ? l->v[(size_t)(0.99 * l->n)] : -1, mx = l->n ? l->v[l->n - 1] : -1;
+      printf(" %zu %.3f %.3f %.3f", l->n, p50, p99, mx);
+    }
+    printf("\n");
     fflush(stdout);
     exit(0);
   }

@@ -30,7 +30,7 @@ export function nativeClientBinary() {
 /**
  * Opens targets ({ kind: 'sse'|'ws', url, protocols? }, all on one 127.0.0.1 port) in one native
  * client process; resolves once every one got its ready event. Returns { pid, count(), stop() }:
- * count() → { delivered, closed }; stop() → { n, p50, p99, max } over every change's commit-to-receipt latency (ms).
+ * count() → { delivered, closed }; stop() → { n, p50, p99, max, sse: {…}, ws: {…} } over every change's commit-to-receipt latency (ms).
  */
 export async function nativeClients(targets, { timeoutMs = 120_000 } = {}) {
   const bin = nativeClientBinary();
@@ -84,8 +84,9 @@ export async function nativeClients(targets, { timeoutMs = 120_000 } = {}) {
     },
     stop: async () => {
       if (exited !== null) throw new Error('bench: rt-client exited');
-      const [, n, p50, p99, max] = (await ask('stop')).split(' ');
-      return { n: Number(n), p50: Number(p50), p99: Number(p99), max: Number(max) };
+      const f = (await ask('stop')).split(' ').slice(1).map(Number);
+      const at = (i) => ({ n: f[i], p50: f[i + 1], p99: f[i + 2], max: f[i + 3] });
+      return { ...at(0), sse: at(4), ws: at(8) };
     },
     kill: () => {
       if (exited === null) child.kill('SIGKILL');
