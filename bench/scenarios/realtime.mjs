@@ -10,6 +10,7 @@
 //   same run; bench/bare-uws-pubsub.mjs).
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
@@ -45,6 +46,15 @@ const edgeSpec = (http) => ({
   env: { PLATFORM_EDGE_HTTP: http, PLATFORM_EDGE_RATE_LIMIT: 'off', PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS: '0', PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT: '0' },
 });
 const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node, 'bench/bare-uws-pubsub.mjs', '0'] };
+
+/** The ms a process's main thread spent runnable but waiting for a CPU (/proc/PID/schedstat), or NaN. */
+function queuedMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
 
 function pct(sorted, p) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN;
@@ -154,6 +164,7 @@ async function clientPool(targets) {
       stop: () => c.stop(),
       kill: () => c.kill(),
       cpuMs: () => cpuMs(c.pid),
+      pid: c.pid,
     };
   }
   const summary = (lat) => {
@@ -230,6 +241,7 @@ async function measureLatency(targets, write, share, pid) {
     const t0 = performance.now();
     const cpu0 = pool.cpuMs();
     const srv0 = cpuMs(pid);
+    const q0 = [queuedMs(pid), queuedMs(pool.pid)];
     for (let i = 0; i < total; i++) {
       const wait = t0 + (i * 1000) / RATE - performance.now();
       if (wait > 0) await sleep(wait);
@@ -244,10 +256,12 @@ async function measureLatency(targets, write, share, pid) {
     }
     const wall = performance.now() - t0;
     const srvMs = cpuMs(pid) - srv0;
+    const q = [queuedMs(pid) - q0[0], queuedMs(pool.pid) - q0[1]].map((x) => Math.round((100 * x) / wall));
+    const starved = pool.pid === undefined ? '' : `; waiting for a CPU while runnable: server ${q[0]} %, clients ${q[1]} % of the run`;
     const cpu = `server CPU ${((srvMs * 1000) / Math.max(1, await pool.count())).toFixed(2)} µs per delivery; CPU over the run: server ${Math.round((100 * srvMs) / wall)} %, clients (${NATIVE ? 'native' : 'node'}) ${Math.round((100 * (pool.cpuMs() - cpu0)) / wall)} % of a core, load average ${loadavg()[0].toFixed(2)}`;
     lat = await pool.stop();
     const kinds = lat.sse ? `; p99 SSE ${lat.sse.p99.toFixed(1)} ms, WS ${lat.ws.p99.toFixed(1)} ms` : '';
-    return { p50: lat.p50, p99: lat.p99, delivered: lat.n, expected, cpu: cpu + kinds };
+    return { p50: lat.p50, p99: lat.p99, delivered: lat.n, expected, cpu: cpu + starved + kinds };
   } finally {
     if (lat === null) pool.kill();
   }
@@ -290,6 +304,7 @@ async function idleRss(http, kind) {
   const env = { ...spec.env, PLATFORM_EDGE_MAX_CONNECTIONS: '0', PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP: '0' };
   const server = await startServer({ ...spec, env, id: `edge-rt-idle-${http}-${kind}` });
   const clients = [];
+  let native = null;
   try {
     const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
     await apiCall(server, 'POST', '/db/tables', { name: 'idle' }, svc);
@@ -299,13 +314,14 @@ async function idleRss(http, kind) {
     await wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients);
     await sleep(500);
     const before = rssMb(server.pid);
-    await openInBatches(IDLE, () =>
-      kind === 'ws' ? wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients) : sse(`${server.url}/realtime/stream?table=idle&apikey=${key}`, () => {}, clients),
-    );
+    const url = kind === 'ws' ? `${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}` : `${server.url}/realtime/stream?table=idle&apikey=${key}`;
+    if (NATIVE) native = await nativeClients(Array.from({ length: IDLE }, () => ({ kind, url })));
+    else await openInBatches(IDLE, () => (kind === 'ws' ? wsClient(url, () => {}, clients) : sse(url, () => {}, clients)));
     await sleep(1000);
     const after = rssMb(server.pid);
     return ((after - before) * 1024) / IDLE;
   } finally {
+    native?.kill();
     for (const c of clients) c.close();
     await server.stop();
   }

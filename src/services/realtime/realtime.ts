@@ -24,7 +24,7 @@ const READ_BATCH = 500;
  * instead of one each, and its cost per change falls as the rate rises. An idle stream's change
  * goes out at once.
  */
-const FLUSH_MS = 10;
+const FLUSH_MS = 20;
 /** The channel on which the server announces flag changes (docs/api.md "Broadcast"). */
 export const FLAGS_CHANNEL = 'flags';
 /** Channels only the server publishes on: a client's broadcast or presence there is 400. */
