@@ -10,9 +10,12 @@
 //   same run; bench/bare-uws-pubsub.mjs).
 // - RSS per idle WebSocket / SSE connection.
 // Every client runs in this process against 127.0.0.1 only; every phase is bounded in time.
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { apiCall, cpuMs, DEFAULTS, rssMb, startServer } from '../lib/index.mjs';
 import { openInBatches, openTargets, sse, wsClient } from '../lib/realtime-clients.mjs';
+import { nativeClients } from '../lib/rt-native.mjs';
 import { seconds } from '../lib/wrk.mjs';
 
 const CLIENTS = Number(process.env.BENCH_RT_CLIENTS || 100);
@@ -22,6 +25,8 @@ const DURATION_S = Math.max(1, seconds(DEFAULTS.duration));
 const USERS = 20;
 /** Worker threads the latency checks' clients are spread over (0, the default: all in this thread; on 2 cores more threads only compete with the server). */
 const THREADS = Number(process.env.BENCH_RT_CLIENT_THREADS ?? 0);
+/** BENCH_RT_CLIENT: `native` (default; bench/rt-client.c, built with cc on first use) or `node`. */
+const NATIVE = (process.env.BENCH_RT_CLIENT || 'native') !== 'node';
 /** PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS's default. */
 const CAP = 1000;
 const WRITERS = 8;
@@ -41,6 +46,15 @@ const edgeSpec = (http) => ({
   env: { PLATFORM_EDGE_HTTP: http, PLATFORM_EDGE_RATE_LIMIT: 'off', PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS: '0', PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT: '0' },
 });
 const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node, 'bench/bare-uws-pubsub.mjs', '0'] };
+
+/** The ms a process's main thread spent runnable but waiting for a CPU (/proc/PID/schedstat), or NaN. */
+function queuedMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
 
 function pct(sorted, p) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN;
@@ -136,8 +150,32 @@ async function bareLatency(bare) {
   );
 }
 
-/** The clients of `targets`, spread over THREADS worker threads (or in this one): open(), count(), stop() → latencies. */
+/**
+ * The clients of `targets`: by default one native epoll process (bench/rt-client.c: a Node client
+ * process for 2,000 streams saturates its core and measures itself); BENCH_RT_CLIENT=node: Node
+ * clients spread over THREADS worker threads (or in this one). count() → deliveries so far;
+ * stop() → { n, p50, p99 } of the commit-to-delivery latencies; cpuMs() → the clients' CPU.
+ */
 async function clientPool(targets) {
+  if (NATIVE) {
+    const c = await nativeClients(targets);
+    return {
+      count: async () => (await c.count()).delivered,
+      closed: async () => (await c.count()).closed,
+      stop: () => c.stop(),
+      kill: () => c.kill(),
+      cpuMs: () => cpuMs(c.pid),
+      pid: c.pid,
+    };
+  }
+  const summary = (lat) => {
+    lat.sort((a, b) => a - b);
+    return { n: lat.length, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+  };
+  const own = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
   if (THREADS === 0) {
     const lat = [];
     const clients = [];
@@ -146,8 +184,12 @@ async function clientPool(targets) {
       count: async () => lat.length,
       stop: async () => {
         for (const c of clients) c.close();
-        return lat;
+        return summary(lat);
       },
+      kill: () => {
+        for (const c of clients) c.close();
+      },
+      cpuMs: own,
     };
   }
   const workers = Array.from({ length: THREADS }, (_, w) => {
@@ -175,8 +217,10 @@ async function clientPool(targets) {
     stop: async () => {
       const out = (await ask('stop')).flatMap((m) => m.lat);
       await Promise.all(workers.map((w) => w.worker.terminate()));
-      return out;
+      return summary(out);
     },
+    kill: () => void Promise.all(workers.map((w) => w.worker.terminate())),
+    cpuMs: own,
   };
 }
 
@@ -195,45 +239,51 @@ async function measureLatency(targets, write, share, pid) {
   try {
     const total = Math.round(RATE * DURATION_S);
     const pending = [];
+    let failedWrites = 0;
     const t0 = performance.now();
-    const cpu0 = process.cpuUsage();
+    const cpu0 = pool.cpuMs();
     const srv0 = cpuMs(pid);
+    const q0 = [queuedMs(pid), queuedMs(pool.pid)];
     for (let i = 0; i < total; i++) {
       const wait = t0 + (i * 1000) / RATE - performance.now();
       if (wait > 0) await sleep(wait);
-      pending.push(write(i));
+      // note: a write that fails (a starved server's connect timeout) is counted, not thrown: it must not end the bench.
+      pending.push(write(i).catch(() => void failedWrites++));
     }
     await Promise.all(pending);
-    const expected = Math.round((total * 2 * CLIENTS) / share);
+    const expected = Math.round(((total - failedWrites) * 2 * CLIENTS) / share);
     // note: deliveries still queued (in the server or in the clients) are waited for until none came for a second.
     for (let n = await pool.count(), last = -1; n < expected && n !== last; n = await pool.count()) {
       last = n;
       await sleep(1000);
     }
     const wall = performance.now() - t0;
-    const c = process.cpuUsage(cpu0);
-    const cpu = `CPU over the run: server ${Math.round((100 * (cpuMs(pid) - srv0)) / wall)} %, clients ${Math.round((100 * (c.user + c.system)) / 1000 / wall)} % of a core`;
+    const closedN = pool.closed ? await pool.closed() : 0;
+    const srvMs = cpuMs(pid) - srv0;
+    const q = [queuedMs(pid) - q0[0], queuedMs(pool.pid) - q0[1]].map((x) => Math.round((100 * x) / wall));
+    const starved = pool.pid === undefined ? '' : `; waiting for a CPU while runnable: server ${q[0]} %, clients ${q[1]} % of the run`;
+    const cpu = `server CPU ${((srvMs * 1000) / Math.max(1, await pool.count())).toFixed(2)} µs per delivery; CPU over the run: server ${Math.round((100 * srvMs) / wall)} %, clients (${NATIVE ? 'native' : 'node'}) ${Math.round((100 * (pool.cpuMs() - cpu0)) / wall)} % of a core, load average ${loadavg()[0].toFixed(2)}`;
     lat = await pool.stop();
-    lat.sort((a, b) => a - b);
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), delivered: lat.length, expected, cpu };
+    const kinds = lat.sse ? `; p99 SSE ${lat.sse.p99.toFixed(1)} ms (${lat.sse.n} delivered), WS ${lat.ws.p99.toFixed(1)} ms (${lat.ws.n})` : '';
+    const lost = `${failedWrites ? `; ${failedWrites} writes failed` : ''}${closedN ? `; ${closedN} subscribers closed by the server (slow consumer)` : ''}`;
+    return { p50: lat.p50, p99: lat.p99, delivered: lat.n, expected, cpu: cpu + starved + kinds + lost };
   } finally {
-    if (lat === null) await pool.stop().catch(() => {});
+    if (lat === null) pool.kill();
   }
 }
 
-/** Deliveries/s with WRITERS concurrent writers for DURATION_S, CLIENTS SSE + CLIENTS WS subscribers. */
-async function throughput(open, write) {
+/** Deliveries/s with WRITERS concurrent writers for DURATION_S, the subscribers of `targets`. */
+async function throughput(targets, write, pid) {
+  const pool = await clientPool(targets);
   let delivered = 0;
-  const clients = [];
-  const onChange = () => delivered++;
   try {
-    await open(onChange, clients);
+    const cpu0 = cpuMs(pid);
     const end = performance.now() + DURATION_S * 1000;
     let writes = 0;
     await Promise.all(
       Array.from({ length: WRITERS }, async () => {
         while (performance.now() < end) {
-          await write(writes++);
+          await write(writes++).catch(() => {});
         }
       }),
     );
@@ -242,12 +292,13 @@ async function throughput(open, write) {
     let last = -1;
     while (delivered !== last && performance.now() - t < 1000) {
       last = delivered;
+      delivered = await pool.count();
       await sleep(100);
     }
     const s = (performance.now() - (end - DURATION_S * 1000)) / 1000;
-    return { perS: delivered / s, writes };
+    return { perS: delivered / s, writes, usPer: ((cpuMs(pid) - cpu0) * 1000) / Math.max(1, delivered) };
   } finally {
-    for (const c of clients) c.close();
+    pool.kill();
   }
 }
 
@@ -258,6 +309,7 @@ async function idleRss(http, kind) {
   const env = { ...spec.env, PLATFORM_EDGE_MAX_CONNECTIONS: '0', PLATFORM_EDGE_MAX_CONNECTIONS_PER_IP: '0' };
   const server = await startServer({ ...spec, env, id: `edge-rt-idle-${http}-${kind}` });
   const clients = [];
+  let native = null;
   try {
     const svc = { 'x-service-key': server.info.keys.service, 'content-type': 'application/json' };
     await apiCall(server, 'POST', '/db/tables', { name: 'idle' }, svc);
@@ -267,13 +319,14 @@ async function idleRss(http, kind) {
     await wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients);
     await sleep(500);
     const before = rssMb(server.pid);
-    await openInBatches(IDLE, () =>
-      kind === 'ws' ? wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}`, () => {}, clients) : sse(`${server.url}/realtime/stream?table=idle&apikey=${key}`, () => {}, clients),
-    );
+    const url = kind === 'ws' ? `${server.url.replace('http', 'ws')}/realtime/ws?table=idle&apikey=${key}` : `${server.url}/realtime/stream?table=idle&apikey=${key}`;
+    if (NATIVE) native = await nativeClients(Array.from({ length: IDLE }, () => ({ kind, url })));
+    else await openInBatches(IDLE, () => (kind === 'ws' ? wsClient(url, () => {}, clients) : sse(url, () => {}, clients)));
     await sleep(1000);
     const after = rssMb(server.pid);
     return ((after - before) * 1024) / IDLE;
   } finally {
+    native?.kill();
     for (const c of clients) c.close();
     await server.stop();
   }
@@ -339,11 +392,12 @@ export default {
         try {
           const key = server.info.keys.publishable;
           edge = await throughput(
-            async (onChange, clients) => {
-              await openInBatches(CLIENTS, () => sse(`${server.url}/realtime/stream?table=bench&apikey=${key}`, onChange, clients));
-              await openInBatches(CLIENTS, () => wsClient(`${server.url.replace('http', 'ws')}/realtime/ws?table=bench&apikey=${key}`, onChange, clients));
-            },
+            [
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${server.url}/realtime/stream?table=bench&apikey=${key}` })),
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${server.url.replace('http', 'ws')}/realtime/ws?table=bench&apikey=${key}` })),
+            ],
             (i) => fetch(`${server.url}/db/tables/bench/rows`, { method: 'POST', headers: svc, body: JSON.stringify({ data: { n: i } }) }).then((r) => r.text()),
+            server.pid,
           );
         } finally {
           await server.stop();
@@ -352,20 +406,21 @@ export default {
         let base;
         try {
           base = await throughput(
-            async (onChange, clients) => {
-              await openInBatches(CLIENTS, () => sse(`${bare.url}/sse`, onChange, clients));
-              await openInBatches(CLIENTS, () => wsClient(`${bare.url.replace('http', 'ws')}/ws`, onChange, clients));
-            },
+            [
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'sse', url: `${bare.url}/sse` })),
+              ...Array.from({ length: CLIENTS }, () => ({ kind: 'ws', url: `${bare.url.replace('http', 'ws')}/ws` })),
+            ],
             (i) => fetch(`${bare.url}/publish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bareMsg(i) }).then((r) => r.text()),
+            bare.pid,
           );
         } finally {
           await bare.stop();
         }
         const ratio = edge.perS / base.perS;
         return [
-          { metric: 'deliveries/s, platform-edge (uWS)', value: edge.perS.toFixed(0), target: '—', pass: null, note: `${edge.writes} inserts` },
-          { metric: 'deliveries/s, bare uWS publish()', value: base.perS.toFixed(0), target: '—', pass: null, note: `${base.writes} publishes` },
-          { metric: 'ratio edge / bare', value: ratio.toFixed(2), target: '≥ 0.50', pass: ratio >= 0.5 },
+          { metric: 'deliveries/s, platform-edge (uWS)', value: edge.perS.toFixed(0), target: '—', pass: null, note: `${edge.writes} inserts; server CPU ${edge.usPer.toFixed(2)} µs per delivery; load average ${loadavg()[0].toFixed(2)}` },
+          { metric: 'deliveries/s, bare uWS publish()', value: base.perS.toFixed(0), target: '—', pass: null, note: `${base.writes} publishes; server CPU ${base.usPer.toFixed(2)} µs per delivery` },
+          { metric: 'ratio edge / bare', value: ratio.toFixed(2), target: '≥ 0.50', pass: ratio >= 0.5, note: `CPU per delivery, bare ÷ edge: ${(base.usPer / edge.usPer).toFixed(2)}` },
         ];
       },
     },

@@ -89,9 +89,21 @@ export interface HandlerRequest extends EdgeRequest {
   readonly json: unknown;
 }
 
+/** One SSE event: `event:` name, `data:` text, optional `id:`. */
+export interface SseEvent {
+  readonly event: string;
+  readonly data: string;
+  readonly id?: string;
+}
+
 export interface SseChannel {
   /** Queues one event; returns false when the client is gone or too slow (then closed). */
   send(event: string, data: string, id?: string): boolean;
+  /**
+   * Queues several events as one write (a fan-out hands the same array to every stream: it is
+   * formatted once); the same frames as one send() each.
+   */
+  sendBatch(events: readonly SseEvent[]): boolean;
   /** Queues a comment line (`: text`), e.g. a heartbeat a client's EventSource ignores. */
   comment(text: string): boolean;
   close(): void;

@@ -1,4 +1,4 @@
-import type { SseChannel, SseSource } from '../edge/route.js';
+import type { SseChannel, SseEvent, SseSource } from '../edge/route.js';
 
 /** Formats one SSE frame; data lines are split so a newline in data cannot forge fields. */
 export function sseFrame(event: string, data: string, id?: string): string {
@@ -24,6 +24,19 @@ const encodedFrame = (event: string, data: string, id?: string): Buffer => {
     lastId = id;
   }
   return lastFrame;
+};
+
+// note: the same for a batch: every stream of a fan-out group gets the same array, formatted once.
+let lastBatch: readonly SseEvent[] | null = null;
+let lastBatchBytes: Buffer | null = null;
+const encodedBatch = (events: readonly SseEvent[]): Buffer => {
+  if (lastBatchBytes === null || events !== lastBatch) {
+    let text = '';
+    for (const e of events) text += sseFrame(e.event, e.data, e.id);
+    lastBatchBytes = Buffer.from(text);
+    lastBatch = events;
+  }
+  return lastBatchBytes;
 };
 
 export const SSE_HEADERS: Record<string, string> = {
@@ -82,6 +95,10 @@ export class SseConnection implements SseChannel {
 
   send(event: string, data: string, id?: string): boolean {
     return this.#push(encodedFrame(event, data, id));
+  }
+
+  sendBatch(events: readonly SseEvent[]): boolean {
+    return this.#push(encodedBatch(events));
   }
 
   comment(text: string): boolean {

@@ -112,6 +112,31 @@ describe('WebSocket stream', () => {
   });
 });
 
+describe('a burst of changes (written together, docs/api.md "Write coalescing")', () => {
+  it('reaches an SSE stream and a WebSocket each as its own event, in seq order, none missing or twice', async () => {
+    const es = openEventSource(sseUrl('table=notes'));
+    const ws = await openRtSocket(wsUrl('table=notes'), { headers: { 'x-service-key': s.keys.publishable } });
+    try {
+      const seq0 = (await es.next((m) => m.event === 'ready')).data.seq as number;
+      expect((await ws.next((m) => m.event === 'ready')).data.seq).toBe(seq0);
+      const rows = await Promise.all(Array.from({ length: 12 }, (_, i) => call('POST', '/db/tables/notes/rows', { data: { burst: i } })));
+      for (const r of rows) expect(r.status, r.text).toBe(201);
+      for (const c of [es, ws]) {
+        const got = [];
+        for (let i = 0; i < rows.length; i++) got.push(await c.next(changes(c)));
+        expect(got.map((m) => m.data.seq)).toEqual(rows.map((_, i) => seq0 + 1 + i));
+        expect(new Set(got.map((m) => m.data.id))).toEqual(new Set(rows.map((r) => r.body.id)));
+        for (const m of got) expect(m.data).toMatchObject({ type: 'change', op: 'insert', table: 'notes', old: null });
+        if (c === es) expect(got.map((m) => m.id)).toEqual(got.map((m) => String(m.data.seq)));
+        expect(await c.quiet()).toEqual([]);
+      }
+    } finally {
+      es.close();
+      ws.close();
+    }
+  });
+});
+
 describe('RLS per subscriber', () => {
   it('each user gets only the rows their select policy shows; a delete reaches only those who saw the row, with the old row', async () => {
     const a = openEventSource(sseUrl('table=todos', alice.token));

@@ -2,7 +2,7 @@ import { isoAt } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { BearerVerifier } from '../../edge/authenticate.js';
 import { EdgeError, invalidField } from '../../core/errors.js';
-import type { WsTopics } from '../../edge/route.js';
+import type { SseEvent, WsTopics } from '../../edge/route.js';
 import type { AuthContext, UserClaims } from '../../core/auth-context.js';
 import type { EventBus } from '../../events/bus.js';
 import { changeStore } from '../../events/change-store.js';
@@ -17,6 +17,14 @@ import { authKey, checkChannel, pickFields, selectPolicy } from './stream-query.
 import type { PresenceMember, StreamError, StreamQuery, Subscriber } from './types.js';
 
 const READ_BATCH = 500;
+/**
+ * Fan-out writes start at most once per FLUSH_MS: a change dispatched sooner after the last flush
+ * waits for the next one with the others, so under load every stream gets one write (SSE: one
+ * chunk; WebSocket: uWS sends a socket's queued topic messages in one go) for several changes
+ * instead of one each, and its cost per change falls as the rate rises. An idle stream's change
+ * goes out at once.
+ */
+const FLUSH_MS = 20;
 /** The channel on which the server announces flag changes (docs/api.md "Broadcast"). */
 export const FLAGS_CHANNEL = 'flags';
 /** Channels only the server publishes on: a client's broadcast or presence there is 400. */
@@ -50,6 +58,8 @@ interface Group {
   readonly ws: Set<Subscriber>;
   /** The compiled WHERE for one TableInfo (a new one after DDL or an RLS change recompiles). */
   compiled: { t: TableInfo; sql: string | null; params: unknown[] } | null;
+  /** Changes dispatched to the group and not yet written (the next flush sends them). */
+  pending: SseEvent[];
 }
 
 interface Feed {
@@ -62,6 +72,8 @@ interface Feed {
   readonly sseChannels: Map<string, Set<Subscriber>>;
   /** WebSockets by joined channel (delivered by the topic; kept for the backpressure check). */
   readonly wsChannels: Map<string, Set<Subscriber>>;
+  /** Groups with pending changes. */
+  readonly dirty: Set<Group>;
 }
 
 /** The realtime service: table change streams (RLS and filters per subscriber), broadcast, presence. */
@@ -77,6 +89,10 @@ export class RealtimeService {
   readonly #expiry = new Map<Subscriber, NodeJS.Timeout>();
   readonly #subGroup = new Map<Subscriber, Group>();
   readonly #presence: PresenceBoard;
+  /** Feeds with pending changes, the last flush (performance.now()) and the next one's timer. */
+  readonly #dirty = new Set<Feed>();
+  #lastFlush = 0;
+  #flushTimer: NodeJS.Timeout | null = null;
   #nextId = 1;
 
   constructor(
@@ -97,7 +113,9 @@ export class RealtimeService {
     this.#presence = new PresenceBoard(now, (projectId, channel, json) => this.#toChannel(projectId, channel, 'presence', json));
     bus.on('db.change', (e) => {
       const feed = this.#feeds.get(e.projectId);
-      if (feed !== undefined && feed.groups.size > 0 && e.seq > feed.last) this.#withLease(e.projectId, (lease) => this.#pump(lease, feed));
+      if (feed === undefined || feed.groups.size === 0 || e.seq <= feed.last) return;
+      this.#withLease(e.projectId, (lease) => this.#pump(lease, feed));
+      this.#scheduleFlush(feed);
     });
     bus.on('auth.session.revoked', (e) => this.#endWhere(e.projectId, (s) => s.auth.user?.sessionId === e.sessionId, REVOKED));
     bus.on('key.revoked', (e) => this.#endWhere(e.projectId, (s) => s.auth.keyId === e.keyId, REVOKED));
@@ -153,6 +171,8 @@ export class RealtimeService {
       // note: with no group, nothing was dispatched: the feed starts at the newest change.
       if (feed.groups.size === 0) feed.last = changeStore.newest(lease);
       else this.#pump(lease, feed);
+      // note: what the groups have pending is up to feed.last: written now, before this stream joins.
+      this.#flushFeed(feed);
       const channel = sub.channels.size > 0 ? [...sub.channels][0] : undefined;
       sub.deliver('ready', JSON.stringify(channel === undefined ? { type: 'ready', table: sub.table, seq: feed.last } : { type: 'ready', table: sub.table, seq: feed.last, channel }));
       if (sub.table === null) return;
@@ -190,6 +210,7 @@ export class RealtimeService {
     this.#armExpiry(sub);
     const feed = this.#feeds.get(sub.projectId);
     if (feed !== undefined && sub.table !== null && this.#subGroup.get(sub)?.key !== groupKey(sub)) {
+      this.#flushFeed(feed);
       this.#leaveGroup(feed, sub);
       this.#join(feed, sub);
     }
@@ -198,7 +219,7 @@ export class RealtimeService {
 
   #feed(projectId: string): Feed {
     let f = this.#feeds.get(projectId);
-    if (f === undefined) this.#feeds.set(projectId, (f = { last: 0, groups: new Map(), byTable: new Map(), subs: new Set(), sseChannels: new Map(), wsChannels: new Map() }));
+    if (f === undefined) this.#feeds.set(projectId, (f = { last: 0, groups: new Map(), byTable: new Map(), subs: new Set(), sseChannels: new Map(), wsChannels: new Map(), dirty: new Set() }));
     return f;
   }
 
@@ -206,7 +227,7 @@ export class RealtimeService {
     const key = groupKey(sub);
     let g = feed.groups.get(key);
     if (g === undefined) {
-      g = { key, topic: `rt:${sub.projectId}:${feed.groups.size}:${this.#nextId++}`, table: sub.table!, query: sub.query, auth: sub.auth, sse: new Set(), ws: new Set(), compiled: null };
+      g = { key, topic: `rt:${sub.projectId}:${feed.groups.size}:${this.#nextId++}`, table: sub.table!, query: sub.query, auth: sub.auth, sse: new Set(), ws: new Set(), compiled: null, pending: [] };
       feed.groups.set(key, g);
       let set = feed.byTable.get(g.table);
       if (set === undefined) feed.byTable.set(g.table, (set = new Set()));
@@ -294,9 +315,47 @@ export class RealtimeService {
     for (const g of groups) {
       const msg = this.#message(lease, g, t, c);
       if (msg === null) continue;
-      for (const s of g.sse) s.deliver('change', msg, c.seq);
+      g.pending.push({ event: 'change', data: msg, id: String(c.seq) });
+      feed.dirty.add(g);
+    }
+  }
+
+  /** Flushes now when the last flush is FLUSH_MS old, else once it is (see FLUSH_MS). */
+  #scheduleFlush(feed: Feed): void {
+    if (feed.dirty.size === 0) return;
+    this.#dirty.add(feed);
+    if (this.#flushTimer !== null) return;
+    const wait = this.#lastFlush + FLUSH_MS - performance.now();
+    if (wait <= 0) return this.#flushAll();
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = null;
+      this.#flushAll();
+    }, wait);
+    this.#flushTimer.unref();
+  }
+
+  #flushAll(): void {
+    this.#lastFlush = performance.now();
+    const feeds = [...this.#dirty];
+    this.#dirty.clear();
+    for (const f of feeds) this.#flushFeed(f);
+  }
+
+  /**
+   * Writes each group's pending changes: one write per SSE stream (the same array to each, so it is
+   * formatted once), and each message once to the group's topic for its WebSockets.
+   */
+  #flushFeed(feed: Feed): void {
+    if (feed.dirty.size === 0) return;
+    const groups = [...feed.dirty];
+    feed.dirty.clear();
+    for (const g of groups) {
+      const batch = g.pending;
+      if (batch.length === 0) continue;
+      g.pending = [];
+      for (const s of g.sse) s.deliverBatch(batch);
       if (g.ws.size > 0) {
-        this.#topics.publish(g.topic, msg);
+        for (const e of batch) this.#topics.publish(g.topic, e.data);
         this.#checkBackpressure(g);
       }
     }
@@ -475,6 +534,8 @@ export class RealtimeService {
 
   stop(): void {
     this.#presence.stop();
+    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
     for (const t of this.#expiry.values()) clearTimeout(t);
     this.#expiry.clear();
   }

@@ -50,6 +50,7 @@ export function sseSubscriber(rt: RealtimeService, ch: SseChannel, auth: AuthCon
     channels: new Set(p.channel === null ? [] : [p.channel]),
     ws: null,
     deliver: (type, data, seq) => void ch.send(type, data, seq === undefined ? undefined : String(seq)),
+    deliverBatch: (events) => void ch.sendBatch(events),
     end: (err: StreamError | null) => {
       if (err !== null) ch.send('error', errorJson(err.code, err.message));
       ch.close();
@@ -72,6 +73,9 @@ export function wsSubscriber(rt: RealtimeService, ws: WsSocket, auth: AuthContex
     channels: new Set(),
     ws,
     deliver: (_type, data) => void ws.send(data),
+    deliverBatch: (events) => {
+      for (const e of events) ws.send(e.data);
+    },
     end: (err: StreamError | null) => {
       if (err !== null) {
         ws.send(errorJson(err.code, err.message));

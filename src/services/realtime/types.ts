@@ -1,4 +1,4 @@
-import type { WsSocket } from '../../edge/route.js';
+import type { SseEvent, WsSocket } from '../../edge/route.js';
 import type { AuthContext } from '../../core/auth-context.js';
 import type { Filter } from '../db/filters.js';
 
@@ -37,6 +37,8 @@ export interface Subscriber {
   readonly ws: WsSocket | null;
   /** Sends one message (`type` is the SSE event name; `seq` its `id:`). */
   deliver(type: string, json: string, seq?: number): void;
+  /** Sends several messages in one write (SSE; a fan-out hands every stream the same array). */
+  deliverBatch(events: readonly SseEvent[]): void;
   /** Sends the error (if any) and closes. */
   end(err: StreamError | null): void;
   readonly closed: boolean;
