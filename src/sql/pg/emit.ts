@@ -1,5 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
+import { EVERYDAY, OPERATORS, operatorFor } from './catalog/everyday.js';
+import type { CatalogFunction } from './catalog/types.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
@@ -50,6 +52,8 @@ const UUID_V4 =
   `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
 const COMPARE = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 const ARITH = new Set(['+', '-', '*', '/', '%']);
+/** Functions this emitter's own switch keeps before the catalog (it types their literals from the other arguments). */
+const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb_typeof']);
 const MAX_NODES = 20_000;
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'jsonb_agg', 'json_agg', 'array_agg']);
 const MAX_DEPTH = 200;
@@ -238,9 +242,10 @@ export class Emitter {
           continue;
         }
         const mark = this.#bare?.length ?? 0;
-        const x = this.expr(e, scope);
+        let x = this.expr(e, scope);
         for (const b of this.#bare?.slice(mark) ?? []) b.within = x.sql;
-        if (x.type === 'interval') throw unsupported('interval values in results');
+        // note: an interval is shown in Postgres' own text (`1 day 02:00:00`); literals are written that way too.
+        if (x.type === 'interval') x = { ...x, sql: this.#fn('pe_interval_text', x.sql) };
         const alias = typeof item.as === 'string' ? item.as : item.as ? String((item.as as Node).value ?? '') : null;
         const name = alias ?? x.name;
         cols.push(`${x.sql} AS ${this.ident(name)}`);
@@ -790,6 +795,10 @@ export class Emitter {
       if ((l.type === 'jsonb' || r.type === 'jsonb') && op !== '=' && op !== '<>' && op !== '!=') throw unsupported('ordering comparisons of jsonb');
       return { sql: `(${l.sql} ${op === '!=' ? '<>' : op} ${r.sql})`, type: 'bool', name: '?column?' };
     }
+    if (OPERATORS.has(op)) {
+      const o = this.#catalogOperator(op, left, right, scope);
+      if (o) return o;
+    }
     if (op === '||') {
       const l = this.expr(left, scope);
       const r = this.expr(right, scope);
@@ -987,6 +996,9 @@ export class Emitter {
       if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
     };
     const r = (sql: string, type: PgType | null): Expr => ({ sql, type, name });
+    // note: the function catalog (catalog/everyday.ts) answers first, except where this switch types literals from their siblings.
+    const everyday = SWITCH_FIRST.has(name) ? undefined : EVERYDAY[name];
+    if (everyday) return this.#catalogCall(name, everyday, args, scope);
     switch (name) {
       case 'now':
       case 'current_timestamp':
@@ -1128,6 +1140,28 @@ export class Emitter {
         throw unsupported(`function ${name}`);
     }
     throw unsupported(`function ${name}()`);
+  }
+
+  /** A call of the function catalog: its arity, literals typed from its signature, then its SQLite. */
+  #catalogCall(name: string, f: CatalogFunction, given: Node[], scope: Source[]): Expr {
+    // note: node-sql-parser reads `position(a in b)` as (a, in, b), or as `a IN b` when a is NULL; the catalog takes Postgres' own position(b, a).
+    const inside = given.length === 1 && given[0]!.type === 'binary_expr' && given[0]!.operator === 'IN' ? given[0]! : null;
+    const args =
+      name !== 'position' ? given : given.length === 3 && given[1]!.type === 'origin' ? [given[2]!, given[0]!] : inside ? [inside.right as Node, inside.left as Node] : given;
+    const [min, max] = f.arity;
+    if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
+    if (f.registered && this.native) throw unsupported(`${name}() in DDL`);
+    const xs = args.map((x, i) => this.coerce(this.expr(x, scope), f.args?.[Math.min(i, f.args.length - 1)] ?? null));
+    return { ...f.emit(xs), name };
+  }
+
+  /** An operator of the catalog for these operand types, or null to go on as before. */
+  #catalogOperator(op: string, left: Node, right: Node, scope: Source[]): Expr | null {
+    const l = this.expr(left, scope);
+    const r = this.expr(right, scope);
+    const o = operatorFor(op, l.type, r.type);
+    if (!o || (o.registered && this.native)) return null;
+    return { ...o.emit(this.coerce(l, o.args[0]), this.coerce(r, o.args[1])), name: '?column?' };
   }
 
   /** A value as a JSON argument of json_object/json_array: booleans and JSON stay typed. */

@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
+import { registerEveryday } from '../functions-everyday.js';
+import { registerFormats } from '../functions-formats.js';
 import { parseWithFallback } from '../pg/parse.js';
 import { FairQueue } from './fair-queue.js';
 import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type WorkerResult } from './worker-main.js';
@@ -91,7 +93,7 @@ export class SqlPool {
     this.#source = [
       `const { parentPort, workerData } = require('node:worker_threads');`,
       `const Database = require(workerData.driver);`,
-      `const register = ${registerFunctions.toString()};`,
+      `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); };`,
       `const parser = new (require(workerData.parser).Parser)();`,
       `const mysql = new (require(workerData.mysqlParser).Parser)();`,
       `const parse = ${parseWithFallback.toString()}.bind(null, parser, mysql);`,
