@@ -5,6 +5,7 @@ import type { Entry } from './harness.js';
  * fixture with NULLs and negatives first, then one group per function family.
  */
 const o = (sql: string): Entry => ({ sql, ordered: true });
+const p = (sql: string, params: unknown[]): Entry => ({ sql, params, ordered: true });
 
 export const catalogCases: Entry[] = [
   `create table vals (id int primary key, i bigint, f float8, n numeric, s text, j jsonb, tags text[], ts timestamptz, d date)`,
@@ -20,6 +21,7 @@ export const catalogCases: Entry[] = [
   ...arrays(),
   ...times(),
   ...integers(),
+  ...mixed(),
 ].map((x) => (typeof x === 'string' ? { sql: x } : x));
 
 
@@ -193,5 +195,51 @@ function integers(): Array<string | Entry> {
     o(`select id, i * -1 as a from vals where id < 5 order by id`),
     o(`select id, i / 0 as a from vals where id = 4`),
     `select 7 / 2.0 as a, 7.0 / 2 as b, 1 + 2.5 as c, 3 * 1.5 as d`,
+  ];
+}
+
+/** Parameters, WHERE and ORDER BY, writes, and errors raised mid-scan. */
+function mixed(): Array<string | Entry> {
+  return [
+    p(`select left($1, 2) as a, right($1, 2) as b, reverse($1) as c, initcap($1) as d`, ['hello there']),
+    p(`select lpad($1, $2, '0') as a, repeat($1, $2) as b`, ['7', 3]),
+    p(`select split_part($1, $2, $3) as a`, ['x|y|z', '|', 2]),
+    p(`select id from vals where s ~* $1 order by id`, ['^h']),
+    p(`select regexp_replace($1, $2, $3, 'g') as r`, ['a1b22c333', '[0-9]+', '#']),
+    p(`select mod(cast($1 as int), 3) as a, power(cast($2 as float8), 2) as b`, [-10, 1.5]),
+    p(`select jsonb_set(j, '{a}', cast($1 as jsonb)) as s from vals where id = 1`, ['[1,2]']),
+    o(`select id from vals where mod(id, 2) = 0 order by id`),
+    o(`select id, s from vals where length(s) > 0 order by reverse(s)`),
+    o(`select id from vals where strpos(s, ',') > 0 or s ~ '^Å' order by id`),
+    o(`select id, i + id as a, i * id as b, id - i as c from vals where id < 5 order by id`),
+    o(`select id, i / id as a, i % id as b from vals where id < 5 order by id`),
+    o(`select id, greatest(id, 3) * 2 as g from vals order by id`),
+    o(`select id, round(n * 2, 1) as r, trunc(f * 3) as t from vals where id < 5 order by id`),
+    o(`select id, sqrt(abs(f)) as s, ln(id) as l, exp(id) as e from vals order by id`),
+    o(`select id, log(10, id * 10) as l from vals order by id`),
+    `select mod(i, 0) from vals where id = 1`,
+    `select sqrt(f) from vals where id = 2`,
+    `select i + 1 from vals where id = 5`,
+    `select i * 2 from vals where id = 5`,
+    o(`select id, j || '{"x":1}' as c from vals where id < 4 order by id`),
+    o(`select id, j - 0 as d from vals where jsonb_typeof(j) = 'array' order by id`),
+    o(`select id, jsonb_strip_nulls(jsonb_set(j, '{b}', 'null')) as s from vals where jsonb_typeof(j) = 'object' order by id`),
+    o(`select id, cardinality(tags) as c from vals where tags @> '{b}' order by id`),
+    o(`select id, array_length(tags, 1) as n from vals where array_length(tags, 1) > 1 order by id`),
+    o(`update vals set s = initcap(lower(s)) where id = 1 returning id, s`),
+    o(`update vals set i = i + 1 where id = 2 returning id, i`),
+    `update vals set i = i + 1 where id = 5`,
+    o(`select id, i from vals where id = 2`),
+    o(`select id, to_char(ts, 'YYYY') as y, count(*) as c from vals group by id, to_char(ts, 'YYYY') order by id`),
+    o(`select to_char(ts, 'YYYY') as y, count(*) as c from vals group by 1 order by 1`),
+    o(`select id, date_part('year', age('2030-01-01T00:00:00Z'::timestamptz, ts)) as y from vals order by id`),
+    o(`select id, extract(epoch from '2025-01-01T00:00:00Z'::timestamptz - ts) as secs from vals order by id`),
+    `select extract(epoch from '1 day 2 hours'::interval) as a, extract(hour from '26 hours'::interval) as b, date_part('epoch', interval '1 year') as c, extract(minute from '90 minutes'::interval) as d, extract(day from '-3 days'::interval) as e`,
+    `select interval '1 day 2 hours' as a, interval '90 minutes' as b, interval '2 years 3 months' as c, '1 week'::interval as d`,
+    `select md5(concat_ws(':', 'a', 'b')) as m, upper(md5('x')) as u, length(md5('y')) as n`,
+    `select split_part(md5('k'), 'a', 1) is not null as ok, lpad(to_char(42, 'FM999'), 5, '0') as p`,
+    `select regexp_match('key=value', '(\\w+)=(\\w+)') as a, regexp_match('no match', '=') as b`,
+    `select 'Hello' ~ '^[A-Z]' and 'hello' !~ '^[A-Z]' as both`,
+    `select 1 + 2 * 3 % 4 - 5 / 2 as a, -7 % -3 as b, 2147483647 - 1 + 1 as c`,
   ];
 }

@@ -1155,6 +1155,13 @@ export class Emitter {
     return { ...f.emit(xs), name };
   }
 
+  /** The catalog's SQLite for a call whose arguments are already emitted. */
+  #catalogEmit(name: string, args: Expr[]): { sql: string; type: PgType | null } {
+    const f = EVERYDAY[name]!;
+    if (f.registered && this.native) throw unsupported(`${name}() in DDL`);
+    return f.emit(args);
+  }
+
   /** An operator of the catalog for these operand types, or null to go on as before. */
   #catalogOperator(op: string, left: Node, right: Node, scope: Source[]): Expr | null {
     const l = this.expr(left, scope);
@@ -1311,7 +1318,9 @@ export class Emitter {
   #extract(n: Node, scope: Source[]): Expr {
     const args = n.args as { field?: string; source?: Node } | undefined;
     if (!args?.field || !args.source) throw unsupported('this EXTRACT form');
-    const src = this.coerce(this.expr(args.source, scope), 'timestamptz');
+    const source = this.expr(args.source, scope);
+    if (source.type === 'interval') return { ...this.#catalogEmit('extract', [{ sql: quoteLiteral(args.field.toLowerCase()), type: 'text', name: 'field' }, source]), name: 'extract' };
+    const src = this.coerce(source, 'timestamptz');
     if (src.type !== 'timestamptz' && src.type !== 'timestamp' && src.type !== 'date' && src.type !== null) throw unsupported(`EXTRACT from ${String(src.type)}`);
     return { sql: this.#fn('pe_extract', quoteLiteral(args.field.toLowerCase()), src.sql), type: 'numeric', name: 'extract' };
   }
