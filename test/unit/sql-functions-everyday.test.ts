@@ -5,6 +5,7 @@ import { registerEveryday } from '../../src/sql/functions-everyday.js';
 import { registerFormats } from '../../src/sql/functions-formats.js';
 import { registerFunctions } from '../../src/sql/functions.js';
 import { EVERYDAY, operatorFor } from '../../src/sql/pg/catalog/everyday.js';
+import { bindPlain, translateUncached } from '../../src/sql/pg/translate.js';
 
 // The SQLite functions behind the everyday catalog, registered as the worker registers them:
 // from their source text (they must not reach outside themselves), on a plain connection.
@@ -132,5 +133,18 @@ describe('the catalog entries', () => {
     expect(operatorFor('@>', 'jsonb', 'jsonb')).toBeNull();
     expect(operatorFor('&&', 'text[]', 'unknown')?.args).toEqual(['text[]', 'text[]']);
     expect(operatorFor('~*', 'text', 'unknown')?.emit({ sql: 's', type: 'text' }, { sql: "'x'", type: 'text' }).sql).toBe("pe_regex(s, 'x', 1)");
+  });
+});
+
+describe('the catalog in the emitter', () => {
+  const schema = (t: string) => (t === 't' ? [{ name: 'f', type: 'float8' as const }, { name: 's', type: 'text' as const }, { name: 'i', type: 'int8' as const }] : null);
+  const sqlOf = (q: string): string => bindPlain(translateUncached(q, schema).statements[0]!.steps[0]!, [], false).sql;
+  it('emits an operand once when the catalog passes an operator back (a chain of 40 stays linear)', () => {
+    const q = `select ${Array.from({ length: 40 }, () => 'f').join(' + ')} as a, ${Array.from({ length: 40 }, () => 's').join(' || ')} as b from t`;
+    expect(sqlOf(q).length).toBeLessThan(2000);
+  });
+  it('checks integer arithmetic and leaves floats to SQLite', () => {
+    expect(sqlOf('select i + 1 as a, f + 1 as b from t')).toContain('pe_iadd("i", 1, 64)');
+    expect(sqlOf('select f * 2 as b from t')).toContain('("f" * 2)');
   });
 });

@@ -71,6 +71,8 @@ export class Emitter {
   readonly tables = new Set<string>();
   readonly params = new Set<number>();
   #nodes = 0;
+  /** Operands the catalog emitted for an operator it does not define, taken once by the emitter's own branch (no second emission). */
+  readonly #emitted = new Map<Node, Expr>();
   #depth = 0;
   /** Inside DDL: only native SQLite (no registered functions, no parameters). */
   native = false;
@@ -480,6 +482,11 @@ export class Emitter {
   }
 
   expr(n: Node, scope: Source[]): Expr {
+    const again = this.#emitted.get(n);
+    if (again) {
+      this.#emitted.delete(n);
+      return again;
+    }
     this.#count();
     if (this.#depth++ > MAX_DEPTH) throw unsupported('expressions nested deeper than 200 levels');
     try {
@@ -1167,7 +1174,10 @@ export class Emitter {
     const l = this.expr(left, scope);
     const r = this.expr(right, scope);
     const o = operatorFor(op, l.type, r.type);
-    if (!o || (o.registered && this.native)) return null;
+    if (!o || (o.registered && this.native)) {
+      this.#emitted.set(left, l).set(right, r);
+      return null;
+    }
     return { ...o.emit(this.coerce(l, o.args[0]), this.coerce(r, o.args[1])), name: '?column?' };
   }
 
