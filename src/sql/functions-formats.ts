@@ -280,6 +280,12 @@ export function registerFormats(db: Database.Database): void {
     }
     return fail(`unit "${f}" not supported for type interval`);
   });
+  /** An interval's place in Postgres' ordering: months of 30 days, days of 24 hours, in seconds. */
+  db.function('pe_interval_key', det, (v: unknown) => {
+    if (v === null) return null;
+    const iv = parseInterval(v);
+    return (iv.months * 30 + iv.days) * 86400 + iv.ms / 1000;
+  });
   db.function('pe_interval_text', det, (v: unknown) => {
     if (v === null) return null;
     const iv = parseInterval(v);

@@ -797,14 +797,14 @@ export class Emitter {
       const q = callName(right).name;
       if (q === 'any' || q === 'some' || q === 'all') return this.#quantified(op === '!=' ? '<>' : op, left, right, q === 'all', scope);
     }
+    if (OPERATORS.has(op)) {
+      const o = this.#catalogOperator(op, left, right, scope);
+      if (o) return o;
+    }
     if (COMPARE.has(op)) {
       const [l, r] = this.#pair(left, right, scope);
       if ((l.type === 'jsonb' || r.type === 'jsonb') && op !== '=' && op !== '<>' && op !== '!=') throw unsupported('ordering comparisons of jsonb');
       return { sql: `(${l.sql} ${op === '!=' ? '<>' : op} ${r.sql})`, type: 'bool', name: '?column?' };
-    }
-    if (OPERATORS.has(op)) {
-      const o = this.#catalogOperator(op, left, right, scope);
-      if (o) return o;
     }
     if (op === '||') {
       const l = this.expr(left, scope);

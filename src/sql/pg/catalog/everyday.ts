@@ -203,7 +203,7 @@ export interface CatalogOperator {
 }
 
 /** The operators this catalog answers for (the emitter asks operatorFor only for these). */
-export const OPERATORS: ReadonlySet<string> = new Set(['~', '~*', '!~', '!~*', '||', '-', '#-', '@>', '<@', '&&', '+', '*', '/', '%']);
+export const OPERATORS: ReadonlySet<string> = new Set(['~', '~*', '!~', '!~*', '||', '-', '#-', '@>', '<@', '&&', '+', '*', '/', '%', '=', '<>', '!=', '<', '<=', '>', '>=']);
 
 const textish = (t: PgType | null): boolean => t === null || t === 'text' || t === 'unknown' || t === 'uuid';
 
@@ -218,6 +218,18 @@ export function operatorFor(op: string, l: PgType | null, r: PgType | null): Cat
     emit: (a, b) => ({ sql: call(name, a.sql, b.sql, ...extra), type }),
   });
   switch (op) {
+    case '=':
+    case '<>':
+    case '!=':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=': {
+      // note: intervals compare as Postgres compares them (a month is 30 days, a day 24 hours), never as text.
+      if (!((l === 'interval' && (r === 'interval' || r === 'unknown')) || (r === 'interval' && l === 'unknown'))) return null;
+      const cmp = op === '!=' ? '<>' : op;
+      return { args: ['interval', 'interval'], registered: true, emit: (a, b) => ({ sql: `(${call('pe_interval_key', a.sql)} ${cmp} ${call('pe_interval_key', b.sql)})`, type: 'bool' }) };
+    }
     case '~':
     case '~*':
     case '!~':
