@@ -239,6 +239,8 @@ function mixed(): Array<string | Entry> {
     o(`select id from vals where '2025-01-01T00:00:00Z'::timestamptz - ts < interval '10 days' order by id`),
     `select interval '10 days' > interval '9 days' as a, interval '1 month' = interval '30 days' as b, interval '1 year' < interval '365 days' as c, interval '25 hours' > interval '1 day' as d, interval '2 hours' <> '120 minutes' as e`,
     o(`select id, age('2030-01-01T00:00:00Z'::timestamptz, ts) >= interval '10 years' as old from vals order by id`),
+    o(`select id, '2025-01-01T00:00:00Z'::timestamptz - ts as gap from vals where ts is not null order by gap desc`),
+    o(`select id from vals where ts is not null order by age('2030-01-01T00:00:00Z'::timestamptz, ts), id`),
     `select interval '1 day 2 hours' as a, interval '90 minutes' as b, interval '2 years 3 months' as c, '1 week'::interval as d`,
     `select md5(concat_ws(':', 'a', 'b')) as m, upper(md5('x')) as u, length(md5('y')) as n`,
     `select split_part(md5('k'), 'a', 1) is not null as ok, lpad(to_char(42, 'FM999'), 5, '0') as p`,

@@ -350,9 +350,11 @@ export class Emitter {
     if (e.type === 'column_ref' && (e.table === null || e.table === undefined)) {
       const name = columnName(e);
       const a = aliases.get(name);
-      if (a && !this.#resolve(null, name, scope)) return quoteIdent(name);
+      // note: an interval is shown as text; it sorts by its length in time (pe_interval_key), as in Postgres.
+      if (a && !this.#resolve(null, name, scope)) return a.type === 'interval' ? this.#fn('pe_interval_key', quoteIdent(name)) : quoteIdent(name);
     }
-    return this.expr(e, scope).sql;
+    const x = this.expr(e, scope);
+    return x.type === 'interval' ? this.#fn('pe_interval_key', x.sql) : x.sql;
   }
 
   #orderItem(o: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>): string {
@@ -1215,6 +1217,7 @@ export class Emitter {
     } else {
       if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
       const x = this.expr(args.expr, scope);
+      if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
       switch (name) {
         case 'sum':
           out = { sql: `sum(${distinct}${x.sql})`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };
