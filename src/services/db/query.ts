@@ -16,6 +16,8 @@ import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sq
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
+import { registerEveryday } from '../../sql/functions-everyday.js';
+import { registerFormats } from '../../sql/functions-formats.js';
 import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
@@ -388,6 +390,8 @@ const FUNCTIONS = 'query.functions';
 // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
 const registerInline = (lease: ProjectLease): true => {
   registerFunctions(lease.db, { at: Number.POSITIVE_INFINITY, n: 0 });
+  registerEveryday(lease.db);
+  registerFormats(lease.db);
   return true;
 };
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();

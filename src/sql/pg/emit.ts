@@ -1,5 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
+import { EVERYDAY, OPERATORS, operatorFor } from './catalog/everyday.js';
+import type { CatalogFunction } from './catalog/types.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
@@ -50,6 +52,8 @@ const UUID_V4 =
   `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
 const COMPARE = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 const ARITH = new Set(['+', '-', '*', '/', '%']);
+/** Functions this emitter's own switch keeps before the catalog (it types their literals from the other arguments). */
+const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb_typeof']);
 const MAX_NODES = 20_000;
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'jsonb_agg', 'json_agg', 'array_agg']);
 const MAX_DEPTH = 200;
@@ -67,6 +71,8 @@ export class Emitter {
   readonly tables = new Set<string>();
   readonly params = new Set<number>();
   #nodes = 0;
+  /** Operands the catalog emitted for an operator it does not define, taken once by the emitter's own branch (no second emission). */
+  readonly #emitted = new Map<Node, Expr>();
   #depth = 0;
   /** Inside DDL: only native SQLite (no registered functions, no parameters). */
   native = false;
@@ -238,9 +244,10 @@ export class Emitter {
           continue;
         }
         const mark = this.#bare?.length ?? 0;
-        const x = this.expr(e, scope);
+        let x = this.expr(e, scope);
         for (const b of this.#bare?.slice(mark) ?? []) b.within = x.sql;
-        if (x.type === 'interval') throw unsupported('interval values in results');
+        // note: an interval is shown in Postgres' own text (`1 day 02:00:00`); literals are written that way too.
+        if (x.type === 'interval') x = { ...x, sql: this.#fn('pe_interval_text', x.sql) };
         const alias = typeof item.as === 'string' ? item.as : item.as ? String((item.as as Node).value ?? '') : null;
         const name = alias ?? x.name;
         cols.push(`${x.sql} AS ${this.ident(name)}`);
@@ -343,9 +350,11 @@ export class Emitter {
     if (e.type === 'column_ref' && (e.table === null || e.table === undefined)) {
       const name = columnName(e);
       const a = aliases.get(name);
-      if (a && !this.#resolve(null, name, scope)) return quoteIdent(name);
+      // note: an interval is shown as text; it sorts by its length in time (pe_interval_key), as in Postgres.
+      if (a && !this.#resolve(null, name, scope)) return a.type === 'interval' ? this.#fn('pe_interval_key', quoteIdent(name)) : quoteIdent(name);
     }
-    return this.expr(e, scope).sql;
+    const x = this.expr(e, scope);
+    return x.type === 'interval' ? this.#fn('pe_interval_key', x.sql) : x.sql;
   }
 
   #orderItem(o: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>): string {
@@ -475,6 +484,11 @@ export class Emitter {
   }
 
   expr(n: Node, scope: Source[]): Expr {
+    const again = this.#emitted.get(n);
+    if (again) {
+      this.#emitted.delete(n);
+      return again;
+    }
     this.#count();
     if (this.#depth++ > MAX_DEPTH) throw unsupported('expressions nested deeper than 200 levels');
     try {
@@ -785,6 +799,10 @@ export class Emitter {
       const q = callName(right).name;
       if (q === 'any' || q === 'some' || q === 'all') return this.#quantified(op === '!=' ? '<>' : op, left, right, q === 'all', scope);
     }
+    if (OPERATORS.has(op)) {
+      const o = this.#catalogOperator(op, left, right, scope);
+      if (o) return o;
+    }
     if (COMPARE.has(op)) {
       const [l, r] = this.#pair(left, right, scope);
       if ((l.type === 'jsonb' || r.type === 'jsonb') && op !== '=' && op !== '<>' && op !== '!=') throw unsupported('ordering comparisons of jsonb');
@@ -987,6 +1005,9 @@ export class Emitter {
       if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
     };
     const r = (sql: string, type: PgType | null): Expr => ({ sql, type, name });
+    // note: the function catalog (catalog/everyday.ts) answers first, except where this switch types literals from their siblings.
+    const everyday = SWITCH_FIRST.has(name) ? undefined : EVERYDAY[name];
+    if (everyday) return this.#catalogCall(name, everyday, args, scope);
     switch (name) {
       case 'now':
       case 'current_timestamp':
@@ -1130,6 +1151,38 @@ export class Emitter {
     throw unsupported(`function ${name}()`);
   }
 
+  /** A call of the function catalog: its arity, literals typed from its signature, then its SQLite. */
+  #catalogCall(name: string, f: CatalogFunction, given: Node[], scope: Source[]): Expr {
+    // note: node-sql-parser reads `position(a in b)` as (a, in, b), or as `a IN b` when a is NULL; the catalog takes Postgres' own position(b, a).
+    const inside = given.length === 1 && given[0]!.type === 'binary_expr' && given[0]!.operator === 'IN' ? given[0]! : null;
+    const args =
+      name !== 'position' ? given : given.length === 3 && given[1]!.type === 'origin' ? [given[2]!, given[0]!] : inside ? [inside.right as Node, inside.left as Node] : given;
+    const [min, max] = f.arity;
+    if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
+    if (f.registered && this.native) throw unsupported(`${name}() in DDL`);
+    const xs = args.map((x, i) => this.coerce(this.expr(x, scope), f.args?.[Math.min(i, f.args.length - 1)] ?? null));
+    return { ...f.emit(xs), name };
+  }
+
+  /** The catalog's SQLite for a call whose arguments are already emitted. */
+  #catalogEmit(name: string, args: Expr[]): { sql: string; type: PgType | null } {
+    const f = EVERYDAY[name]!;
+    if (f.registered && this.native) throw unsupported(`${name}() in DDL`);
+    return f.emit(args);
+  }
+
+  /** An operator of the catalog for these operand types, or null to go on as before. */
+  #catalogOperator(op: string, left: Node, right: Node, scope: Source[]): Expr | null {
+    const l = this.expr(left, scope);
+    const r = this.expr(right, scope);
+    const o = operatorFor(op, l.type, r.type);
+    if (!o || (o.registered && this.native)) {
+      this.#emitted.set(left, l).set(right, r);
+      return null;
+    }
+    return { ...o.emit(this.coerce(l, o.args[0]), this.coerce(r, o.args[1])), name: '?column?' };
+  }
+
   /** A value as a JSON argument of json_object/json_array: booleans and JSON stay typed. */
   #jsonValue(e: Expr): string {
     if (e.type === 'bool') return `CASE WHEN ${e.sql} IS NULL THEN NULL WHEN ${e.sql} THEN json('true') ELSE json('false') END`;
@@ -1164,6 +1217,7 @@ export class Emitter {
     } else {
       if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
       const x = this.expr(args.expr, scope);
+      if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
       switch (name) {
         case 'sum':
           out = { sql: `sum(${distinct}${x.sql})`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };
@@ -1277,7 +1331,9 @@ export class Emitter {
   #extract(n: Node, scope: Source[]): Expr {
     const args = n.args as { field?: string; source?: Node } | undefined;
     if (!args?.field || !args.source) throw unsupported('this EXTRACT form');
-    const src = this.coerce(this.expr(args.source, scope), 'timestamptz');
+    const source = this.expr(args.source, scope);
+    if (source.type === 'interval') return { ...this.#catalogEmit('extract', [{ sql: quoteLiteral(args.field.toLowerCase()), type: 'text', name: 'field' }, source]), name: 'extract' };
+    const src = this.coerce(source, 'timestamptz');
     if (src.type !== 'timestamptz' && src.type !== 'timestamp' && src.type !== 'date' && src.type !== null) throw unsupported(`EXTRACT from ${String(src.type)}`);
     return { sql: this.#fn('pe_extract', quoteLiteral(args.field.toLowerCase()), src.sql), type: 'numeric', name: 'extract' };
   }

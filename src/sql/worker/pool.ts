@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
+import { registerEveryday } from '../functions-everyday.js';
+import { registerFormats } from '../functions-formats.js';
 import { parseWithFallback } from '../pg/parse.js';
 import { FairQueue } from './fair-queue.js';
 import { violationFacts } from './violation-facts.js';
@@ -92,7 +94,7 @@ export class SqlPool {
     this.#source = [
       `const { parentPort, workerData } = require('node:worker_threads');`,
       `const Database = require(workerData.driver);`,
-      `const register = ${registerFunctions.toString()};`,
+      `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); };`,
       `const parser = new (require(workerData.parser).Parser)();`,
       `const mysql = new (require(workerData.mysqlParser).Parser)();`,
       `const parse = ${parseWithFallback.toString()}.bind(null, parser, mysql);`,
