@@ -44,7 +44,9 @@ export class DeliveryEngine {
   readonly #wakeAt = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Infinity;
+  /** Deliveries queued or being attempted, and those being attempted. */
   readonly #inFlight = new Set<string>();
+  readonly #started = new Set<string>();
   readonly #queue: { projectId: string; id: string; first: FirstAttempt | null }[] = [];
   /** Each project's read position over the change log (outbox.ts). */
   readonly #windows = new Map<string, Window>();
@@ -78,9 +80,9 @@ export class DeliveryEngine {
     this.#hooks.delete(projectId);
   }
 
-  /** Whether this delivery is being attempted now. */
+  /** Whether this delivery is being attempted now (started, not only queued). */
   inFlight(deliveryId: string): boolean {
-    return this.#inFlight.has(deliveryId);
+    return this.#started.has(deliveryId);
   }
 
   // ---------------------------------------------------------------- load
@@ -279,9 +281,11 @@ export class DeliveryEngine {
     while (!this.#closed && this.#running < limit && this.#queue.length) {
       const { projectId, id, first } = this.#queue.shift()!;
       this.#running++;
+      this.#started.add(id);
       void (first === null ? this.attempt(projectId, id) : this.#attemptFirst(projectId, first)).finally(() => {
         this.#running--;
         this.#inFlight.delete(id);
+        this.#started.delete(id);
         this.#drain();
       });
     }
