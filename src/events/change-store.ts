@@ -24,7 +24,8 @@ const COLUMNS = 'seq, at, op, tbl, row_id, data, old, new_row, old_row';
 const AFTER = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? ORDER BY seq LIMIT ?`;
 const BETWEEN = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? AND seq < ? ORDER BY seq`;
 const DESCENDING = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`;
-const BOUNDS = `SELECT min(seq) AS oldest, max(seq) AS newest FROM "_svc_meta.change_log"`;
+// note: two subqueries, each answered from one end of the rowid b-tree; min() and max() in one SELECT scan the table.
+const BOUNDS = `SELECT (SELECT min(seq) FROM "_svc_meta.change_log") AS oldest, (SELECT max(seq) FROM "_svc_meta.change_log") AS newest`;
 const MAX = `SELECT coalesce(max(seq), 0) FROM "_svc_meta.change_log"`;
 const PRUNE = `DELETE FROM "_svc_meta.change_log" WHERE seq <= ?`;
 
