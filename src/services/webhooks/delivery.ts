@@ -14,7 +14,7 @@ import { applyOutcome, backoff, type Clock, type Outcome } from './outcome.js';
 import { newWindow, readNext, unwritten, WINDOW, type FirstAttempt, type Window } from './outbox.js';
 import { Signer } from './signer.js';
 import { deliveryStore, imageMatch, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
-import { BUSY_DISPATCH_MS, BUSY_ELU, CURSOR, ERROR_MAX, type Hook, LOAD_SAMPLE_MS, MAX_QUEUE, PRUNE_BATCH, QUEUE_FULL_RETRY_MS, type TableLookup, type WebhookOptions, safeParse, tx } from './wire.js';
+import { BUSY_DISPATCH_MS, BUSY_REQUESTS_PER_ATTEMPT, BUSY_ELU, BUSY_ELU_OFF, CURSOR, ERROR_MAX, type Hook, LOAD_SAMPLE_MS, MAX_QUEUE, QUEUE_FULL_RETRY_MS, type TableLookup, type WebhookOptions, safeParse, tx } from './wire.js';
 
 /**
  * The webhooks' delivery engine (docs/api.md "Webhooks"): the change log is the outbox
@@ -53,6 +53,8 @@ export class DeliveryEngine {
   /** Request load (`noteRequest`, `#sample`): requests answered since the last sample, busy as of it. */
   #requests = 0;
   #busy = false;
+  /** Attempts that may still start in this sample interval while busy. */
+  #budget = 1;
   #elu: EventLoopUtilization | null = null;
   #sampler: NodeJS.Timeout | null = null;
   /** Attempt outcomes waiting for this turn's write, by project. */
@@ -94,39 +96,21 @@ export class DeliveryEngine {
 
   /**
    * Every LOAD_SAMPLE_MS: busy when requests were answered in the interval and the event loop
-   * was working more than BUSY_ELU of it. Busy lowers the delivery concurrency (`#drain`);
+   * was working more than BUSY_ELU of it (once busy, more than BUSY_ELU_OFF). Busy lowers the delivery concurrency (`#drain`);
    * the end of busy starts what waited.
    */
   #sample(): void {
     const elu = performance.eventLoopUtilization(this.#elu ?? undefined);
     this.#elu = performance.eventLoopUtilization();
-    const busy = this.#requests > 0 && elu.utilization > BUSY_ELU;
+    // note: hysteresis: busy from BUSY_ELU up, and it stays so down to BUSY_ELU_OFF (a loaded machine makes the measure flicker).
+    const busy = this.#requests > 0 && elu.utilization > (this.#busy ? BUSY_ELU_OFF : BUSY_ELU);
+    const starved = this.#budget <= 0;
+    // note: in proportion to the requests answered, so the deliveries' share of the loop holds on a fast or a slow machine.
+    this.#budget = Math.max(1, Math.floor(this.#requests / BUSY_REQUESTS_PER_ATTEMPT));
     this.#requests = 0;
-    if (busy === this.#busy) return;
+    if (busy === this.#busy && !(busy && starved)) return;
     this.#busy = busy;
-    if (!busy) this.#drain();
-  }
-
-  // ---------------------------------------------------------------- retention
-
-  /**
-   * Prunes the delivery log (maintenance, server.ts): finished deliveries (delivered, failed,
-   * dead) older than `webhookLogRetentionS`, and past the newest `webhookLogKeep` finished ones
-   * of each webhook. Pending ones are never touched. At most PRUNE_BATCH rows per webhook and
-   * rule a run (the rest at the next). Returns how many went.
-   */
-  pruneLog(lease: ProjectLease): number {
-    const { webhookLogRetentionS: age, webhookLogKeep: keep } = this.#config;
-    if (age === 0 && keep === 0) return 0;
-    const before = new Date(this.#now() - age * 1000).toISOString();
-    let n = 0;
-    tx(lease, () => {
-      for (const id of webhookStore.ids(lease)) {
-        if (age > 0) n += deliveryStore.pruneOlder(lease, id, before, PRUNE_BATCH);
-        if (keep > 0) n += deliveryStore.pruneBeyond(lease, id, keep, PRUNE_BATCH);
-      }
-    });
-    return n;
+    this.#drain();
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -273,12 +257,14 @@ export class DeliveryEngine {
 
   /**
    * Starts queued attempts up to the concurrency: the full setting while the server is not
-   * busy with requests, a sixteenth of it (at least 1) while it is (`#sample`), so deliveries
-   * take a bounded share of the one event loop under request load and catch up after it.
+   * busy with requests; while it is (`#sample`), a sixteenth of it (at least 1) and one start a
+   * sample interval per BUSY_REQUESTS_PER_ATTEMPT requests answered in the previous one (at
+   * least one): deliveries take a small share of the loop under load, and catch up after it.
    */
   #drain(): void {
     const limit = this.#busy ? Math.max(1, Math.floor(this.#config.webhookConcurrency / 16)) : this.#config.webhookConcurrency;
-    while (!this.#closed && this.#running < limit && this.#queue.length) {
+    while (!this.#closed && this.#running < limit && this.#queue.length && (!this.#busy || this.#budget > 0)) {
+      if (this.#busy) this.#budget--;
       const { projectId, id, first } = this.#queue.shift()!;
       this.#running++;
       this.#started.add(id);
@@ -332,19 +318,15 @@ export class DeliveryEngine {
       }
     }
     const row = hooks === undefined ? f.hook.row : hooks.find((h) => h.row.id === f.d.webhook_id)?.row;
-    if (row === undefined) return this.#record(projectId, { ...this.#blank(f), parked: true });
+    if (row === undefined) return this.#record(projectId, parked(f));
     let signature: string;
     try {
       if (!row.enabled) throw new Error('disabled');
       signature = this.#signature(projectId, row, f.d.id, f.d.payload);
     } catch {
-      return this.#record(projectId, { ...this.#blank(f), parked: true });
+      return this.#record(projectId, parked(f));
     }
     await this.#send(projectId, f.d, row.url, signature, f);
-  }
-
-  #blank(f: FirstAttempt): Omit<Outcome, 'done'> {
-    return { d: f.d, first: f, parked: false, status: null, error: null, durationMs: 0, blocked: false, retryAfter: undefined };
   }
 
   /** Sends one signed attempt and records its outcome. */
@@ -590,3 +572,6 @@ export class DeliveryEngine {
     return new Date(this.#now()).toISOString();
   }
 }
+
+/** The outcome of a first attempt not made: its row waits pending, due. */
+const parked = (f: FirstAttempt): Omit<Outcome, 'done'> => ({ d: f.d, first: f, parked: true, status: null, error: null, durationMs: 0, blocked: false, retryAfter: undefined });

@@ -2,10 +2,10 @@ import type { Config } from '../../config.js';
 import type { ProjectLease } from '../../project/registry.js';
 import type { FirstAttempt } from './outbox.js';
 import { deliveryStore, webhookStore, type DeliveryRow } from './store.js';
-import { DEAD_IN_A_ROW, retryAfterMs } from './wire.js';
+import { DEAD_IN_A_ROW, PRUNE_BATCH, retryAfterMs, tx } from './wire.js';
 
 /**
- * What one delivery attempt's outcome does to the log (docs/api.md "Webhooks"): delivered,
+ * What one delivery attempt's outcome does to the log (and the log's retention, `pruneLog`) (docs/api.md "Webhooks"): delivered,
  * failed (410 also disables the webhook; refused by the URL rule; a test), or pending again at
  * the backoff's time, or dead (the fifth dead one in a row disables the webhook). A first
  * attempt (`first`) writes the delivery's row; a later one updates it.
@@ -95,4 +95,24 @@ export function applyOutcome(lease: ProjectLease, config: Config, clock: Clock, 
   const next = clock.now() + backoff(config, clock, attempts, retryAfter);
   write({ ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
   return { next, disabled: false };
+}
+
+/**
+ * Prunes the delivery log (maintenance, server.ts): finished deliveries (delivered, failed,
+ * dead) older than `webhookLogRetentionS`, and past the newest `webhookLogKeep` finished ones
+ * of each webhook. Pending ones are never touched. At most PRUNE_BATCH rows per webhook and
+ * rule a run (the rest at the next). Returns how many went.
+ */
+export function pruneLog(lease: ProjectLease, config: Config, nowMs: number): number {
+  const { webhookLogRetentionS: age, webhookLogKeep: keep } = config;
+  if (age === 0 && keep === 0) return 0;
+  const before = new Date(nowMs - age * 1000).toISOString();
+  let n = 0;
+  tx(lease, () => {
+    for (const id of webhookStore.ids(lease)) {
+      if (age > 0) n += deliveryStore.pruneOlder(lease, id, before, PRUNE_BATCH);
+      if (keep > 0) n += deliveryStore.pruneBeyond(lease, id, keep, PRUNE_BATCH);
+    }
+  });
+  return n;
 }

@@ -12,6 +12,7 @@ import { compileFilter, parseFilter } from './filter.js';
 import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
 import { CURSOR, type DeliveryView, MAX_WEBHOOKS, type TableLookup, type WebhookOptions, type WebhookView, deliveryView, newSecret, parseDescription, parseEnabled, parseEvents, tx, view } from './wire.js';
 import { DeliveryEngine } from './delivery.js';
+import { pruneLog } from './outcome.js';
 
 /** The deliveries not attempted yet a retry looks among for its id, the newest. */
 const UNWRITTEN_RETRY_SCAN = 1000;
@@ -216,7 +217,7 @@ export class WebhookService {
 
   /** Prunes the delivery log (maintenance); how many rows went. */
   pruneLog(lease: ProjectLease): number {
-    return this.#engine.pruneLog(lease);
+    return pruneLog(lease, this.#config, this.#now());
   }
 
   /** Resumes dispatch and pending deliveries after a start. */

@@ -23,7 +23,10 @@ export const ERROR_MAX = 500;
 /** How often request load is sampled, ms, and the event-loop use above which the server counts as busy. */
 export const LOAD_SAMPLE_MS = 100;
 export const BUSY_ELU = 0.75;
+export const BUSY_ELU_OFF = 0.5;
 export const BUSY_DISPATCH_MS = 100;
+/** While busy, one attempt may start per this many requests answered (about 5 % of the loop: an attempt costs about two inserts). */
+export const BUSY_REQUESTS_PER_ATTEMPT = 40;
 /** Attempts waiting in memory at most (the rest wait in their rows), and when a full queue is looked at again, ms. */
 export const MAX_QUEUE = 10_000;
 export const QUEUE_FULL_RETRY_MS = 250;
