@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { killAll, startServe, tempDir, type ServeProcess } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { startTestServer } from '../helpers/server.js';
 
 // The change log is the outbox (docs/api.md "Webhooks"): a delivery not attempted yet is a
 // change past the webhooks cursor, listed as pending with the id it will be sent with. A real
@@ -161,5 +162,44 @@ describe('the change log as the outbox', () => {
     expect(rx.received[3]!.headers['webhook-id']).toBe(d!.id);
     expect(rx.received[3]!.verifyError).toBeNull();
     await p.stop();
+  });
+
+  it('a webhook deleted while its deliveries wait for their first attempt takes them along; the others go on', async () => {
+    const errors: string[] = [];
+    const s = await startTestServer({ webhookConcurrency: 1, webhookRetryBaseMs: 20, webhookRetryCapMs: 60, webhookTimeoutMs: 20_000 }, { log: (msg) => errors.push(msg) });
+    const slow = await startReceiver((n) => (n === 0 ? 'handled' : { status: 200 }));
+    const gone = await startReceiver(() => ({ status: 204 }));
+    const kept = await startReceiver(() => ({ status: 204 }));
+    receivers.push(slow, gone, kept);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await s.req(path, { method, key: s.keys.service, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null, text };
+    };
+    try {
+      for (const name of ['slow', 'notes']) expect((await api('POST', '/db/tables', { name, type: 'document' })).status).toBe(201);
+      await api('POST', '/webhooks', { url: slow.url, events: ['insert'], table: 'slow' });
+      const g = (await api('POST', '/webhooks', { url: gone.url, events: ['insert'], table: 'notes' })).body;
+      const k = (await api('POST', '/webhooks', { url: kept.url, events: ['insert'], table: 'notes' })).body;
+      kept.secrets = [k.secret];
+      expect((await api('POST', '/db/tables/slow/rows', { data: {} })).status).toBe(201);
+      await slow.waitFor(1, 10_000);
+      for (let i = 0; i < 3; i++) expect((await api('POST', '/db/tables/notes/rows', { data: { i } })).status).toBe(201);
+      const pending = async (id: string) => ((await api('GET', `/webhooks/${id}/deliveries?status=pending`)).body.deliveries as Entry[]);
+      await until(() => pending(g.id), (d) => d.length === 3);
+      expect(await pending(k.id)).toHaveLength(3);
+      expect((await api('DELETE', `/webhooks/${g.id}`)).status).toBe(204);
+      expect((await api('GET', `/webhooks/${g.id}/deliveries`)).status).toBe(404);
+      // The held attempt ends (its target answers nothing and is closed): the queue moves on.
+      await slow.close();
+      await kept.waitFor(3, 20_000);
+      const log = await until(async () => (await api('GET', `/webhooks/${k.id}/deliveries`)).body.deliveries as Entry[], (d) => d.length === 3 && d.every((x) => x.status === 'delivered'));
+      expect(new Set(kept.received.map((r) => r.headers['webhook-id']))).toEqual(new Set(log.map((d) => d.id)));
+      for (const r of kept.received) expect(r.verifyError).toBeNull();
+      expect(gone.received).toHaveLength(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await s.close();
+    }
   });
 });
