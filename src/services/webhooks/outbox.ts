@@ -20,6 +20,8 @@ import { CURSOR, changeBody, wants, type ChangeBody, type Hook } from './wire.js
 export const WINDOW = 2000;
 /** Changes one read takes at most. */
 export const READ_BATCH = 500;
+/** The newest changes past the cursor a listing of not-yet-attempted deliveries looks at, at most. */
+export const UNWRITTEN_SCAN = 20_000;
 
 /**
  * The delivery id of (change, webhook): a UUIDv7 whose time is the change's (so ids sort as
@@ -154,15 +156,18 @@ export function newWindow(lease: ProjectLease): Window {
 
 /**
  * The webhook's deliveries not yet written (not attempted, or their first attempt in flight),
- * newest first, at most `limit`: its matching changes past the cursor without a row.
+ * newest first, at most `limit`: its matching changes past the cursor without a row, among
+ * the newest UNWRITTEN_SCAN changes.
  */
 export function unwritten(lease: ProjectLease, h: Hook, passes: (h: Hook, c: LoggedChange) => boolean, limit: number): DeliveryRow[] {
   const cursor = getCursor(lease, CURSOR);
   if (cursor === null || limit <= 0) return [];
   const out: DeliveryRow[] = [];
   let before = changeStore.newest(lease) + 1;
-  while (out.length < limit && before > cursor.seq + 1) {
-    const rows = changeStore.descending(lease, cursor.seq, before, READ_BATCH);
+  // note: a bounded scan (a filter that rarely matches over a long backlog would read it all).
+  const floor = Math.max(cursor.seq, before - 1 - UNWRITTEN_SCAN);
+  while (out.length < limit && before > floor + 1) {
+    const rows = changeStore.descending(lease, floor, before, READ_BATCH);
     if (rows.length === 0) break;
     for (const r of rows) {
       const c: LoggedChange = { projectId: lease.projectId, at: r.at, seq: r.seq, op: r.op, table: r.tbl, id: r.row_id, data: null, old: null, newRow: r.new_row, oldRow: r.old_row };
