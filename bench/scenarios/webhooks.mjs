@@ -17,7 +17,7 @@ let receiver = null;
 function startReceiver() {
   if (receiver) return receiver;
   receiver = new Promise((resolve) => {
-    const state = { count: 0, url: '' };
+    const state = { count: 0, connections: 0, url: '' };
     const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
       req.resume();
       req.on('end', () => {
@@ -26,6 +26,7 @@ function startReceiver() {
         res.end();
       });
     });
+    server.on('connection', () => state.connections++);
     server.listen(0, '127.0.0.1', () => {
       state.url = `http://127.0.0.1:${server.address().port}/hook`;
       state.close = () => new Promise((r) => server.close(r));
@@ -111,10 +112,12 @@ export default {
           // A short warm-up of both paths, then the measured runs, bare first.
           await barePerSecond(rx, 200);
           await deliveriesPerSecond(server, rx, 200);
+          const c0 = rx.connections;
           const bare = await barePerSecond(rx, DELIVERIES);
+          const c1 = rx.connections;
           const edge = await deliveriesPerSecond(server, rx, DELIVERIES);
           const ratio = edge / bare;
-          log(`  bare ${bare.toFixed(0)}/s, webhooks ${edge.toFixed(0)}/s, ratio ${ratio.toFixed(2)}`);
+          log(`  bare ${bare.toFixed(0)}/s (${c1 - c0} new connections), webhooks ${edge.toFixed(0)}/s (${rx.connections - c1} new connections), ratio ${ratio.toFixed(2)}`);
           return [
             { metric: 'bare fetch (undici) POST loop to the receiver', value: `${bare.toFixed(0)} /s`, target: 'baseline', pass: null },
             { metric: 'webhook deliveries, import to last delivery received', value: `${edge.toFixed(0)} /s`, target: 'report', pass: null },

@@ -23,7 +23,9 @@ export interface LogRow {
 const COLUMNS = 'seq, at, op, tbl, row_id, data, old, new_row, old_row';
 const AFTER = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? ORDER BY seq LIMIT ?`;
 const BETWEEN = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? AND seq < ? ORDER BY seq`;
-const BOUNDS = `SELECT min(seq) AS oldest, max(seq) AS newest FROM "_svc_meta.change_log"`;
+const DESCENDING = `SELECT ${COLUMNS} FROM "_svc_meta.change_log" WHERE seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`;
+// note: two subqueries, each answered from one end of the rowid b-tree; min() and max() in one SELECT scan the table.
+const BOUNDS = `SELECT (SELECT min(seq) FROM "_svc_meta.change_log") AS oldest, (SELECT max(seq) FROM "_svc_meta.change_log") AS newest`;
 const MAX = `SELECT coalesce(max(seq), 0) FROM "_svc_meta.change_log"`;
 const PRUNE = `DELETE FROM "_svc_meta.change_log" WHERE seq <= ?`;
 
@@ -35,6 +37,8 @@ export const changeStore = {
   after: (p: ProjectLease, seq: number, limit: number): LogRow[] => p.stmt(AFTER).all(seq, limit) as LogRow[],
   /** The rows strictly between two seqs, in order. */
   between: (p: ProjectLease, after: number, before: number): LogRow[] => p.stmt(BETWEEN).all(after, before) as LogRow[],
+  /** Up to `limit` rows strictly between two seqs, newest first. */
+  descending: (p: ProjectLease, after: number, before: number, limit: number): LogRow[] => p.stmt(DESCENDING).all(after, before, limit) as LogRow[],
   bounds: (p: ProjectLease): { oldest: number | null; newest: number | null } => p.stmt(BOUNDS).get() as { oldest: number | null; newest: number | null },
   /** The newest seq (0 for an empty log). */
   newest: (p: ProjectLease): number => p.stmt(MAX).pluck().get() as number,

@@ -74,7 +74,7 @@ export interface PoolSettings {
   maxAgents: number;
 }
 
-export const DEFAULT_POOL: PoolSettings = { maxSockets: 64, maxFreeSockets: 16, idleMs: 4000, maxAgents: 256 };
+export const DEFAULT_POOL: PoolSettings = { maxSockets: 64, maxFreeSockets: 64, idleMs: 4000, maxAgents: 256 };
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 export interface OutboundResponse {

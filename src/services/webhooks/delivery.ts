@@ -6,31 +6,36 @@ import type { Sealer } from '../../control/seal.js';
 import { EdgeError } from '../../core/errors.js';
 import type { EventBus } from '../../events/bus.js';
 import type { Change } from '../../events/change-log.js';
-import { advanceCursor, openCursor, readCursor, type LoggedChange } from '../../events/cursors.js';
+import { advanceCursor, getCursor, type LoggedChange } from '../../events/cursors.js';
 import type { OutboundClient } from '../../net/outbound.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { compileFilter } from './filter.js';
+import { applyOutcome, backoff, type Clock, type Outcome } from './outcome.js';
+import { newWindow, readNext, unwritten, WINDOW, type FirstAttempt, type Window } from './outbox.js';
+import { Signer } from './signer.js';
 import { deliveryStore, imageMatch, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
-import { BUSY_DISPATCH_MS, BUSY_ELU, CURSOR, DEAD_IN_A_ROW, DISPATCH_BATCH, ERROR_MAX, type Hook, LOAD_SAMPLE_MS, MAX_QUEUE, type Outcome, PRUNE_BATCH, QUEUE_FULL_RETRY_MS, type TableLookup, type WebhookOptions, changeBody, deliveryFor, retryAfterMs, safeParse, sign, tx, wants, type ChangeBody } from './wire.js';
+import { BUSY_DISPATCH_MS, BUSY_REQUESTS_PER_ATTEMPT, BUSY_ELU, BUSY_ELU_OFF, CURSOR, ERROR_MAX, type Hook, LOAD_SAMPLE_MS, MAX_QUEUE, QUEUE_FULL_RETRY_MS, type TableLookup, type WebhookOptions, safeParse, tx } from './wire.js';
 
 /**
- * The webhooks' delivery engine (docs/api.md "Webhooks"): the change log is the outbox. A
- * dispatcher reads it through the `webhooks` consumer cursor and, in one transaction, writes one
- * delivery row per (change, matching webhook) and advances the cursor, so a crash either did both
- * or neither. Deliveries are attempted at once, then by `next_attempt_at` (indexed) with
- * exponential backoff and full jitter; everything pending resumes after a restart (`start`). An
- * attempt in flight when the process dies is made again: delivery is at least once, with the same
- * `webhook-id`.
+ * The webhooks' delivery engine (docs/api.md "Webhooks"): the change log is the outbox
+ * (outbox.ts). A dispatcher reads the changes past the `webhooks` consumer cursor and starts the
+ * first attempt of each (change, matching webhook) at once, without writing anything; the
+ * attempt's outcome writes the delivery's row and advances the cursor over the changes whose
+ * first attempts have all ended, in one transaction (outcome.ts). Later attempts go by
+ * `next_attempt_at` (indexed) with exponential backoff and full jitter; everything pending
+ * resumes after a restart (`start`). An attempt in flight when the process dies is made again:
+ * delivery is at least once, with the same `webhook-id` (derived from the change and webhook).
  */
 export class DeliveryEngine {
   readonly #config: Config;
   readonly #registry: ProjectRegistry;
-  readonly #sealer: Sealer;
+  readonly #signer: Signer;
   readonly #outbound: OutboundClient;
   readonly #tables: TableLookup;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #log: (msg: string, err?: unknown) => void;
+  readonly #clock: Clock;
   /** Webhooks per project, as last read (null entry: none). */
   readonly #hooks = new Map<string, Hook[]>();
   readonly #dirty = new Set<string>();
@@ -39,13 +44,17 @@ export class DeliveryEngine {
   readonly #wakeAt = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Infinity;
+  /** Deliveries queued or being attempted, and those being attempted. */
   readonly #inFlight = new Set<string>();
-  /** Opened secrets by project and sealed text. */
-  readonly #secrets = new Map<string, string>();
-  readonly #queue: { projectId: string; id: string }[] = [];
+  readonly #started = new Set<string>();
+  readonly #queue: { projectId: string; id: string; first: FirstAttempt | null }[] = [];
+  /** Each project's read position over the change log (outbox.ts). */
+  readonly #windows = new Map<string, Window>();
   /** Request load (`noteRequest`, `#sample`): requests answered since the last sample, busy as of it. */
   #requests = 0;
   #busy = false;
+  /** Attempts that may still start in this sample interval while busy. */
+  #budget = 1;
   #elu: EventLoopUtilization | null = null;
   #sampler: NodeJS.Timeout | null = null;
   /** Attempt outcomes waiting for this turn's write, by project. */
@@ -57,12 +66,13 @@ export class DeliveryEngine {
   constructor(config: Config, registry: ProjectRegistry, bus: EventBus, sealer: Sealer, outbound: OutboundClient, tables: TableLookup, opts: WebhookOptions = {}) {
     this.#config = config;
     this.#registry = registry;
-    this.#sealer = sealer;
+    this.#signer = new Signer(sealer);
     this.#outbound = outbound;
     this.#tables = tables;
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     this.#log = opts.log ?? (() => {});
+    this.#clock = { now: this.#now, random: this.#random };
     bus.on('db.change', (e) => this.#onChange(e));
     bus.on('project.deleted', (e) => this.#forget(e.projectId));
   }
@@ -72,9 +82,9 @@ export class DeliveryEngine {
     this.#hooks.delete(projectId);
   }
 
-  /** Whether this delivery is being attempted now. */
+  /** Whether this delivery is being attempted now (started, not only queued). */
   inFlight(deliveryId: string): boolean {
-    return this.#inFlight.has(deliveryId);
+    return this.#started.has(deliveryId);
   }
 
   // ---------------------------------------------------------------- load
@@ -86,39 +96,21 @@ export class DeliveryEngine {
 
   /**
    * Every LOAD_SAMPLE_MS: busy when requests were answered in the interval and the event loop
-   * was working more than BUSY_ELU of it. Busy lowers the delivery concurrency (`#drain`);
+   * was working more than BUSY_ELU of it (once busy, more than BUSY_ELU_OFF). Busy lowers the delivery concurrency (`#drain`);
    * the end of busy starts what waited.
    */
   #sample(): void {
     const elu = performance.eventLoopUtilization(this.#elu ?? undefined);
     this.#elu = performance.eventLoopUtilization();
-    const busy = this.#requests > 0 && elu.utilization > BUSY_ELU;
+    // note: hysteresis: busy from BUSY_ELU up, and it stays so down to BUSY_ELU_OFF (a loaded machine makes the measure flicker).
+    const busy = this.#requests > 0 && elu.utilization > (this.#busy ? BUSY_ELU_OFF : BUSY_ELU);
+    const starved = this.#budget <= 0;
+    // note: in proportion to the requests answered, so the deliveries' share of the loop holds on a fast or a slow machine.
+    this.#budget = Math.max(1, Math.floor(this.#requests / BUSY_REQUESTS_PER_ATTEMPT));
     this.#requests = 0;
-    if (busy === this.#busy) return;
+    if (busy === this.#busy && !(busy && starved)) return;
     this.#busy = busy;
-    if (!busy) this.#drain();
-  }
-
-  // ---------------------------------------------------------------- retention
-
-  /**
-   * Prunes the delivery log (maintenance, server.ts): finished deliveries (delivered, failed,
-   * dead) older than `webhookLogRetentionS`, and past the newest `webhookLogKeep` finished ones
-   * of each webhook. Pending ones are never touched. At most PRUNE_BATCH rows per webhook and
-   * rule a run (the rest at the next). Returns how many went.
-   */
-  pruneLog(lease: ProjectLease): number {
-    const { webhookLogRetentionS: age, webhookLogKeep: keep } = this.#config;
-    if (age === 0 && keep === 0) return 0;
-    const before = new Date(this.#now() - age * 1000).toISOString();
-    let n = 0;
-    tx(lease, () => {
-      for (const id of webhookStore.ids(lease)) {
-        if (age > 0) n += deliveryStore.pruneOlder(lease, id, before, PRUNE_BATCH);
-        if (keep > 0) n += deliveryStore.pruneBeyond(lease, id, keep, PRUNE_BATCH);
-      }
-    });
-    return n;
+    this.#drain();
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -197,82 +189,89 @@ export class DeliveryEngine {
     else setImmediate(run);
   }
 
-  /** Turns the changes after the cursor into delivery rows (and advances it) in one transaction per batch. */
+  /**
+   * Reads the changes after the window's position and starts their first attempts (outbox.ts);
+   * up to WINDOW of them outstanding per project, the next read when half have ended. Changes
+   * no webhook wants move the cursor at once when nothing before them is outstanding.
+   */
   #dispatch(projectId: string): void {
     if (this.#closed) return;
-    let lease: ProjectLease;
-    try {
-      lease = this.#registry.acquire(projectId);
-    } catch {
-      return;
-    }
-    const created: string[] = [];
+    const lease = this.#tryAcquire(projectId);
+    if (!lease) return;
+    const firsts: FirstAttempt[] = [];
     try {
       const hooks = this.#hooksOf(lease);
-      if (hooks.length === 0) return;
-      for (let more = true; more; ) {
-        more = false;
-        tx(lease, () => {
-          openCursor(lease, CURSOR, { from: 'now' });
-          const read = readCursor(lease, CURSOR, DISPATCH_BATCH);
-          if (read.gap) {
-            // note: the change log was pruned past the cursor (its hard cap): those changes are gone.
-            this.#log(`webhooks of project ${projectId}: change log gap after seq ${read.since}`);
-            advanceCursor(lease, CURSOR, read.oldest_seq - 1);
-            more = true;
-            return;
-          }
-          const at = this.#iso();
-          for (const c of read.changes) {
-            let body: ChangeBody | null = null;
-            for (const h of hooks) {
-              if (!wants(h, c) || !this.#passes(lease, h, c)) continue;
-              body ??= changeBody(c);
-              const d = deliveryFor(h, c, body, at);
-              deliveryStore.insert(lease, d);
-              created.push(d.id);
-            }
-          }
-          if (read.changes.length) advanceCursor(lease, CURSOR, read.changes.at(-1)!.seq);
-          more = read.changes.length === DISPATCH_BATCH;
-        });
+      let win = this.#windows.get(projectId);
+      if (hooks.length === 0) {
+        this.#windows.delete(projectId);
+        return;
+      }
+      if (win === undefined) this.#windows.set(projectId, (win = newWindow(lease)));
+      if (win.outstanding >= WINDOW) return;
+      const passes = (h: Hook, c: LoggedChange): boolean => this.#passes(lease, h, c);
+      for (;;) {
+        const r = readNext(lease, win, hooks, passes, this.#inFlight);
+        if (r.gapTo !== null) {
+          // note: the change log was pruned past the cursor (its hard cap): those changes are gone.
+          this.#log(`webhooks of project ${projectId}: change log gap after seq ${win.read}`);
+          const to = r.gapTo - 1;
+          tx(lease, () => advanceCursor(lease, CURSOR, to));
+          win.advanced(to);
+          win.read = Math.max(win.read, to);
+          continue;
+        }
+        for (const f of r.attempts) firsts.push(f);
+        win.more = r.more;
+        if (!r.more || r.read === 0 || win.outstanding >= WINDOW) break;
+      }
+      if (win.outstanding === 0) {
+        const through = win.through();
+        if (through !== null) {
+          tx(lease, () => advanceCursor(lease, CURSOR, through));
+          win.advanced(through);
+        }
       }
     } catch (err) {
       this.#log(`webhooks of project ${projectId} not dispatched`, err);
     } finally {
       lease.release();
     }
-    for (const id of created) this.#enqueue(projectId, id);
+    for (const f of firsts) this.#enqueue(projectId, f.d.id, f);
   }
 
   // ---------------------------------------------------------------- attempts
 
-  #enqueue(projectId: string, id: string): void {
+  #enqueue(projectId: string, id: string, first: FirstAttempt | null = null): void {
     if (this.#closed || this.#inFlight.has(id)) return;
-    if (this.#queue.length >= MAX_QUEUE) {
+    // note: first attempts are bounded by their windows (WINDOW a project), not by the queue: they have no row to wait in.
+    if (first === null && this.#queue.length >= MAX_QUEUE) {
       // note: the queue in memory is bounded; the delivery waits in its row (pending, due) and the
       // project's pump takes it up once there is room.
       this.wake(projectId, this.#now() + QUEUE_FULL_RETRY_MS);
       return;
     }
     this.#inFlight.add(id);
-    this.#queue.push({ projectId, id });
+    this.#queue.push({ projectId, id, first });
     this.#drain();
   }
 
   /**
    * Starts queued attempts up to the concurrency: the full setting while the server is not
-   * busy with requests, a sixteenth of it (at least 1) while it is (`#sample`), so deliveries
-   * take a bounded share of the one event loop under request load and catch up after it.
+   * busy with requests; while it is (`#sample`), a sixteenth of it (at least 1) and one start a
+   * sample interval per BUSY_REQUESTS_PER_ATTEMPT requests answered in the previous one (at
+   * least one): deliveries take a small share of the loop under load, and catch up after it.
    */
   #drain(): void {
     const limit = this.#busy ? Math.max(1, Math.floor(this.#config.webhookConcurrency / 16)) : this.#config.webhookConcurrency;
-    while (!this.#closed && this.#running < limit && this.#queue.length) {
-      const { projectId, id } = this.#queue.shift()!;
+    while (!this.#closed && this.#running < limit && this.#queue.length && (!this.#busy || this.#budget > 0)) {
+      if (this.#busy) this.#budget--;
+      const { projectId, id, first } = this.#queue.shift()!;
       this.#running++;
-      void this.attempt(projectId, id).finally(() => {
+      this.#started.add(id);
+      void (first === null ? this.attempt(projectId, id) : this.#attemptFirst(projectId, first)).finally(() => {
         this.#running--;
         this.#inFlight.delete(id);
+        this.#started.delete(id);
         this.#drain();
       });
     }
@@ -296,6 +295,42 @@ export class DeliveryEngine {
     } finally {
       lease.release();
     }
+    await this.#send(projectId, d, row.url, signature, null);
+  }
+
+  /**
+   * The first attempt of a delivery read from the change log, with the webhook as now cached:
+   * one deleted meanwhile ends it unwritten; one disabled, or whose secret does not open,
+   * leaves the delivery's row pending (attempted once the webhook is enabled or its secret rotated).
+   */
+  async #attemptFirst(projectId: string, f: FirstAttempt): Promise<void> {
+    let hooks = this.#hooks.get(projectId);
+    if (hooks === undefined) {
+      const lease = this.#tryAcquire(projectId);
+      if (lease) {
+        try {
+          hooks = this.#hooksOf(lease);
+        } catch {
+          // note: read again at the outcome's write.
+        } finally {
+          lease.release();
+        }
+      }
+    }
+    const row = hooks === undefined ? f.hook.row : hooks.find((h) => h.row.id === f.d.webhook_id)?.row;
+    if (row === undefined) return this.#record(projectId, parked(f));
+    let signature: string;
+    try {
+      if (!row.enabled) throw new Error('disabled');
+      signature = this.#signature(projectId, row, f.d.id, f.d.payload);
+    } catch {
+      return this.#record(projectId, parked(f));
+    }
+    await this.#send(projectId, f.d, row.url, signature, f);
+  }
+
+  /** Sends one signed attempt and records its outcome. */
+  async #send(projectId: string, d: DeliveryRow, url: string, signature: string, first: FirstAttempt | null): Promise<void> {
     const ts = signature.slice(0, signature.indexOf(' '));
     const started = performance.now();
     let status: number | null = null;
@@ -305,7 +340,7 @@ export class DeliveryEngine {
     try {
       const res = await this.#outbound.request({
         purpose: 'webhook',
-        url: row.url,
+        url,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -329,7 +364,7 @@ export class DeliveryEngine {
       blocked = e.code === 'outbound_blocked' || e.code === 'invalid_request';
     }
     const durationMs = Math.round(performance.now() - started);
-    await this.#record(projectId, d, status, error, durationMs, blocked, retryAfter);
+    await this.#record(projectId, { d, first, parked: false, status, error, durationMs, blocked, retryAfter });
   }
 
   /**
@@ -338,12 +373,12 @@ export class DeliveryEngine {
    * stays in flight (#inFlight) until then, so it is never started twice; a crash before the
    * write leaves the delivery pending: it is made again (at least once).
    */
-  #record(projectId: string, d: DeliveryRow, status: number | null, error: string | null, durationMs: number, blocked: boolean, retryAfter: string | undefined): Promise<void> {
+  #record(projectId: string, o: Omit<Outcome, 'done'>): Promise<void> {
     if (this.#closed) return Promise.resolve();
     return new Promise((done) => {
       let list = this.#outcomes.get(projectId);
       if (list === undefined) this.#outcomes.set(projectId, (list = []));
-      list.push({ d, status, error, durationMs, blocked, retryAfter, done });
+      list.push({ ...o, done });
       if (this.#flushOutcomesQueued) return;
       this.#flushOutcomesQueued = true;
       setImmediate(() => this.#flushOutcomes());
@@ -370,72 +405,43 @@ export class DeliveryEngine {
     if (!lease) return;
     const wakes: number[] = [];
     let disabled = false;
+    // note: the first attempts written here end in memory first, so the cursor moves over them in the same transaction.
+    const win = this.#windows.get(projectId);
+    for (const o of list) if (o.first !== null) o.first.win.done(o.first.seq);
+    const through = win?.through() ?? null;
     try {
       tx(lease, () => {
         for (const o of list) {
-          const r = this.#apply(lease, o);
+          const r = applyOutcome(lease, this.#config, this.#clock, o);
           if (r.disabled) disabled = true;
           if (r.next !== null) wakes.push(r.next);
         }
+        // note: the cursor goes with the project's last webhook (webhooks.ts `delete`); attempts of that one may end after.
+        if (through !== null && getCursor(lease, CURSOR) !== null) advanceCursor(lease, CURSOR, through);
       });
+      if (through !== null) win!.advanced(through);
     } catch (err) {
       this.#log(`webhook deliveries of project ${projectId}: ${list.length} outcomes not recorded`, err);
+      // note: read the log again from the cursor: the unwritten first attempts are made again, with the same ids.
+      if (win !== undefined && this.#windows.get(projectId) === win) this.#windows.delete(projectId);
+      this.#markDirty(projectId);
     } finally {
       lease.release();
     }
     if (disabled) this.#hooks.delete(projectId);
     if (wakes.length) this.wake(projectId, Math.min(...wakes));
+    if (win?.more && win.outstanding < WINDOW / 2) this.#markDirty(projectId);
   }
 
-  /** Writes one outcome (inside the flush's transaction): the next attempt's time, whether it disabled the webhook. */
-  #apply(lease: ProjectLease, o: Outcome): { next: number | null; disabled: boolean } {
-    const { d, status, error, durationMs, blocked, retryAfter } = o;
-    const none = { next: null, disabled: false };
-    const cur = deliveryStore.byId(lease, d.id);
-    if (!cur || cur.status !== 'pending') return none;
-    const attempts = cur.attempts + 1;
-    const base = { attempts, response_status: status, error, duration_ms: durationMs };
-    const ok = status !== null && status >= 200 && status <= 299;
-    const at = this.#iso();
-    if (ok) {
-      deliveryStore.record(lease, d.id, { ...base, status: 'delivered', next_attempt_at: null });
-      if (!cur.test) webhookStore.resetFailures(lease, d.webhook_id);
-      return none;
-    }
-    if (cur.test || blocked) {
-      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-      return none;
-    }
-    if (status === 410) {
-      deliveryStore.record(lease, d.id, { ...base, status: 'failed', next_attempt_at: null });
-      webhookStore.disable(lease, d.webhook_id, 'the target answered 410 Gone', at);
-      return { next: null, disabled: true };
-    }
-    if (attempts >= this.#config.webhookMaxAttempts) {
-      deliveryStore.record(lease, d.id, { ...base, status: 'dead', next_attempt_at: null });
-      if (webhookStore.addFailure(lease, d.webhook_id) >= DEAD_IN_A_ROW) {
-        webhookStore.disable(lease, d.webhook_id, `${DEAD_IN_A_ROW} deliveries in a row failed every attempt`, at);
-        return { next: null, disabled: true };
-      }
-      return none;
-    }
-    const next = this.#now() + this.backoff(attempts, retryAfter);
-    deliveryStore.record(lease, d.id, { ...base, status: 'pending', next_attempt_at: new Date(next).toISOString() });
-    return { next, disabled: false };
-  }
-
-  /**
-   * The delay before attempt `attempts + 1`, ms: full jitter, a random point up to
-   * min(cap, base·2^(attempts-1)), but never below the base; a `Retry-After` (seconds or an
-   * HTTP date) longer than that is honoured, up to the cap.
-   */
+  /** The delay before attempt `attempts + 1`, ms (outcome.ts `backoff`). */
   backoff(attempts: number, retryAfter?: string): number {
-    const { webhookRetryBaseMs: base, webhookRetryCapMs: cap } = this.#config;
-    const ceiling = Math.min(cap, base * 2 ** Math.min(attempts - 1, 40));
-    let delay = Math.max(base, Math.floor(this.#random() * ceiling));
-    const asked = retryAfterMs(retryAfter, this.#now());
-    if (asked !== null && asked > delay) delay = asked;
-    return Math.min(cap, delay);
+    return backoff(this.#config, this.#clock, attempts, retryAfter);
+  }
+
+  /** The webhook's deliveries not written yet (not attempted, or their first attempt in flight), newest first (outbox.ts). */
+  unwritten(lease: ProjectLease, webhookId: string, limit: number): DeliveryRow[] {
+    const h = this.#hooksOf(lease).find((x) => x.row.id === webhookId);
+    return h === undefined ? [] : unwritten(lease, h, (k, c) => this.#passes(lease, k, c), limit);
   }
 
   // ---------------------------------------------------------------- schedule
@@ -524,6 +530,7 @@ export class DeliveryEngine {
 
   #forget(projectId: string): void {
     this.#hooks.delete(projectId);
+    this.#windows.delete(projectId);
     this.#wakeAt.delete(projectId);
     this.#dirty.delete(projectId);
   }
@@ -555,28 +562,17 @@ export class DeliveryEngine {
   }
 
   open(projectId: string, id: string, sealed: string, old: boolean): string {
-    // note: opening derives the project's key (HKDF) and decrypts: once per sealed value, not per attempt.
-    const key = `${projectId}\0${sealed}`;
-    let plain = this.#secrets.get(key);
-    if (plain === undefined) {
-      plain = this.#sealer.open(projectId, 'webhooks', old ? `${id}:old` : id, sealed, () => {});
-      if (this.#secrets.size >= 10_000) this.#secrets.clear();
-      this.#secrets.set(key, plain);
-    }
-    return plain;
+    return this.#signer.open(projectId, id, sealed, old);
   }
 
-  /** `<timestamp> <signature header>`: one `v1,` signature per secret in force (the new one first). */
   #signature(projectId: string, row: WebhookRow, id: string, payload: string): string {
-    const ts = Math.floor(this.#now() / 1000);
-    const secrets = [this.open(projectId, row.id, row.secret, false)];
-    if (row.old_secret !== null && row.old_secret_until !== null && Date.parse(row.old_secret_until) > this.#now()) {
-      secrets.push(this.open(projectId, row.id, row.old_secret, true));
-    }
-    return `${ts} ${secrets.map((s) => `v1,${sign(s, id, ts, payload)}`).join(' ')}`;
+    return this.#signer.signature(projectId, row, id, payload, this.#now());
   }
 
   #iso(): string {
     return new Date(this.#now()).toISOString();
   }
 }
+
+/** The outcome of a first attempt not made: its row waits pending, due. */
+const parked = (f: FirstAttempt): Omit<Outcome, 'done'> => ({ d: f.d, first: f, parked: true, status: null, error: null, durationMs: 0, blocked: false, retryAfter: undefined });

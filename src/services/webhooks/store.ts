@@ -50,6 +50,7 @@ const D_COLS = 'id, webhook_id, type, seq, payload, test, status, attempts, next
 export const webhookStore = {
   ids: (p: ProjectLease): string[] => p.stmt(`SELECT id FROM ${W} ORDER BY id`).pluck().all() as string[],
   list: (p: ProjectLease): WebhookRow[] => p.stmt(`SELECT ${W_COLS} FROM ${W} ORDER BY id`).all() as WebhookRow[],
+  exists: (p: ProjectLease, id: string): boolean => p.stmt(`SELECT 1 FROM ${W} WHERE id = ?`).pluck().get(id) !== undefined,
   count: (p: ProjectLease): number => p.stmt(`SELECT count(*) FROM ${W}`).pluck().get() as number,
   get: (p: ProjectLease, id: string): WebhookRow | undefined => p.stmt(`SELECT ${W_COLS} FROM ${W} WHERE id = ?`).get(id) as WebhookRow | undefined,
   insert(p: ProjectLease, r: WebhookRow): void {
@@ -120,7 +121,7 @@ export const deliveryStore = {
   record(
     p: ProjectLease,
     id: string,
-    o: { status: DeliveryRow['status']; attempts: number; next_attempt_at: string | null; response_status: number | null; error: string | null; duration_ms: number },
+    o: { status: DeliveryRow['status']; attempts: number; next_attempt_at: string | null; response_status: number | null; error: string | null; duration_ms: number | null },
   ): void {
     p.stmt(`UPDATE ${D} SET status = ?, attempts = ?, next_attempt_at = ?, response_status = ?, error = ?, duration_ms = ? WHERE id = ?`).run(
       o.status, o.attempts, o.next_attempt_at, o.response_status, o.error, o.duration_ms, id,

@@ -12,6 +12,10 @@ import { compileFilter, parseFilter } from './filter.js';
 import { deliveryStore, webhookStore, type DeliveryRow, type WebhookRow } from './store.js';
 import { CURSOR, type DeliveryView, MAX_WEBHOOKS, type TableLookup, type WebhookOptions, type WebhookView, deliveryView, newSecret, parseDescription, parseEnabled, parseEvents, tx, view } from './wire.js';
 import { DeliveryEngine } from './delivery.js';
+import { pruneLog } from './outcome.js';
+
+/** The deliveries not attempted yet a retry looks among for its id, the newest. */
+const UNWRITTEN_RETRY_SCAN = 1000;
 
 /**
  * Webhooks (docs/api.md "Webhooks"): the registered endpoints, their secrets and delivery log.
@@ -139,7 +143,15 @@ export class WebhookService {
     if (status !== null && !['pending', 'delivered', 'failed', 'dead'].includes(status)) throw invalidField('status', 'must be pending, delivered, failed or dead');
     const limit = intParam(query, 'limit', 100, 0, 1000);
     const offset = intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-    const rows = deliveryStore.list(lease, id, status, limit + 1, offset);
+    // note: the deliveries not attempted yet have no row: they are read from the change log (outbox.ts) and listed first, as the newest.
+    const unwritten = status === null || status === 'pending' ? this.#engine.unwritten(lease, id, offset + limit + 1) : [];
+    let rows: DeliveryRow[];
+    if (unwritten.length === 0) rows = deliveryStore.list(lease, id, status, limit + 1, offset);
+    else {
+      const merged = [...unwritten, ...deliveryStore.list(lease, id, status, offset + limit + 1, 0)];
+      merged.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      rows = merged.slice(offset, offset + limit + 1);
+    }
     const more = rows.length > limit;
     if (more) rows.pop();
     return { deliveries: rows.map(deliveryView), limit, offset, next_offset: more && limit > 0 ? offset + limit : null };
@@ -149,7 +161,13 @@ export class WebhookService {
   retry(lease: ProjectLease, id: string, deliveryId: string): DeliveryView {
     this.#row(lease, id);
     const d = deliveryStore.get(lease, id, deliveryId);
-    if (!d) throw notFound('delivery', deliveryId);
+    if (!d) {
+      // note: one not attempted yet is pending and due already; its first attempt in flight is a conflict, as for a row.
+      const u = this.#engine.unwritten(lease, id, UNWRITTEN_RETRY_SCAN).find((x) => x.id === deliveryId);
+      if (!u) throw notFound('delivery', deliveryId);
+      if (this.#engine.inFlight(u.id)) throw new EdgeError('conflict', 'the delivery is being attempted now');
+      return deliveryView(u);
+    }
     if (d.test) throw new EdgeError('conflict', 'a test delivery is not retried; send another');
     if (d.status === 'pending' && this.#engine.inFlight(d.id)) throw new EdgeError('conflict', 'the delivery is being attempted now');
     const at = this.#iso();
@@ -199,7 +217,7 @@ export class WebhookService {
 
   /** Prunes the delivery log (maintenance); how many rows went. */
   pruneLog(lease: ProjectLease): number {
-    return this.#engine.pruneLog(lease);
+    return pruneLog(lease, this.#config, this.#now());
   }
 
   /** Resumes dispatch and pending deliveries after a start. */

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import { invalidField } from '../../core/errors.js';
 import { type LoggedChange } from '../../events/cursors.js';
 import type { ProjectLease } from '../../project/registry.js';
@@ -18,14 +17,16 @@ export const EVENT_TYPES = ['db.insert', 'db.update', 'db.delete'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const MAX_WEBHOOKS = 100;
 export const MAX_DESCRIPTION = 1000;
-export const DISPATCH_BATCH = 500;
 /** Dead deliveries in a row that disable a webhook. */
 export const DEAD_IN_A_ROW = 5;
 export const ERROR_MAX = 500;
 /** How often request load is sampled, ms, and the event-loop use above which the server counts as busy. */
 export const LOAD_SAMPLE_MS = 100;
 export const BUSY_ELU = 0.75;
+export const BUSY_ELU_OFF = 0.5;
 export const BUSY_DISPATCH_MS = 100;
+/** While busy, one attempt may start per this many requests answered (about 5 % of the loop: an attempt costs about two inserts). */
+export const BUSY_REQUESTS_PER_ATTEMPT = 40;
 /** Attempts waiting in memory at most (the rest wait in their rows), and when a full queue is looked at again, ms. */
 export const MAX_QUEUE = 10_000;
 export const QUEUE_FULL_RETRY_MS = 250;
@@ -76,17 +77,6 @@ export interface WebhookOptions {
   /** A number in [0, 1) for the backoff's jitter. */
   random?: () => number;
   log?: (msg: string, err?: unknown) => void;
-}
-
-/** One attempt's outcome, waiting for the turn's write (`#record`). */
-export interface Outcome {
-  d: DeliveryRow;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-  blocked: boolean;
-  retryAfter: string | undefined;
-  done: () => void;
 }
 
 export const RUN_TX = 'webhooks.tx';
@@ -182,16 +172,6 @@ export function changeBody(c: LoggedChange): ChangeBody {
   const type = `db.${c.op}`;
   const rest = JSON.stringify({ type, table: c.table, record, old_record: oldRecord, occurred_at: c.at }).slice(1);
   return { type, rest };
-}
-
-export function deliveryFor(h: Hook, c: LoggedChange, body: ChangeBody, at: string): DeliveryRow {
-  const id = uuidv7();
-  // note: the same text JSON.stringify({ id, type, table, record, old_record, occurred_at }) gives.
-  const payload = `{"id":"${id}",${body.rest}`;
-  return {
-    id, webhook_id: h.row.id, type: body.type, seq: c.seq, payload, test: 0, status: 'pending', attempts: 0, next_attempt_at: at,
-    response_status: null, error: null, duration_ms: null, created_at: at,
-  };
 }
 
 export function view(r: WebhookRow): WebhookView {
