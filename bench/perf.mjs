@@ -49,7 +49,7 @@ const [wrk] = await Promise.all([
 const cpuPerReq = ((cpuMs(server.pid) - cpu0) * 1000) / Math.max(1, wrk.requests ?? wrk.rps * parseFloat(duration));
 const script = spawnSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
 await server.stop();
-rmSync(dir, { recursive: true, force: true });
+if (process.env.PERF_KEEP) process.stderr.write(`kept ${data}\n`); else rmSync(dir, { recursive: true, force: true });
 
 const clean = (f) => f.replace(/^[0-9a-f]+ /, '').replace(/\+0x[0-9a-f]+/, '').replace(/ \(.*\)$/, '').replace(/file:\/\/.*?\/build\//, 'build/');
 const counts = new Map();

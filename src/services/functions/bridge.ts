@@ -11,8 +11,9 @@
  *   touched nothing of the host has its outcome in the entry's return value, the string
  *   `<id>:<length>:<outcome>` repeated (one crossing for the whole batch); a call that
  *   returned an object (a promise, most often), or that logged or called `ctx` during its
- *   synchronous part, sends its outcome through `hostDone(id, outcome)` (an ignored callback:
- *   the isolate does not wait for the host) the moment it is known. So when the isolate dies
+ *   synchronous part, sends its outcome through `hostDone` (an ignored callback: the isolate
+ *   does not wait for the host), in the same format: at once after a synchronous part that
+ *   touched the host, and for promises gathered per microtask checkpoint. So when the isolate dies
  *   in the middle of a batch, every call the host has not heard of has no effect outside the
  *   isolate, and the host may run it again (sandbox.ts).
  * - `deliver(op, ok, json)` settles the promise of an async `ctx` operation (`db.*`, `fetch`)
@@ -105,7 +106,14 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, hostDon
     }
   };
   const bad = (e) => 'E' + message(e);
-  const send = (id) => (o) => { hostDone(id, o); };
+  const pack = (id, o) => id + ':' + o.length + ':' + o;
+  // note: outcomes of promises that settle in one microtask checkpoint go out in one crossing.
+  let later = '';
+  const flush = () => { const o = later; later = ''; hostDone(o); };
+  const send = (id) => (o) => {
+    if (later === '') then.call(resolved(), flush);
+    later += pack(id, o);
+  };
   function batch() {
     const a = arguments;
     let out = '';
@@ -125,8 +133,8 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, hostDon
       } catch (e) {
         o = bad(e);
       }
-      if (touches !== before) hostDone(id, o);
-      else out += id + ':' + o.length + ':' + o;
+      if (touches !== before) hostDone(pack(id, o));
+      else out += pack(id, o);
     }
     return out;
   }

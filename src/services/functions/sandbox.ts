@@ -251,6 +251,12 @@ export class Sandbox {
   /** The batch's answer: `<id>:<length>:<outcome>` for each call that finished in it untouched. */
   #entered(warm: Warm, out: unknown): void {
     warm.entering = false;
+    this.#outcomes(warm, out);
+    if (warm.queue.length > 0) this.#schedule(warm);
+  }
+
+  /** Settles the calls of `<id>:<length>:<outcome>`… (a batch's answer, or `hostDone`'s). */
+  #outcomes(warm: Warm, out: unknown): void {
     if (typeof out === 'string') {
       for (let i = 0; i < out.length; ) {
         const a = out.indexOf(':', i);
@@ -258,16 +264,11 @@ export class Sandbox {
         if (a < 0 || b < 0) break;
         const id = Number(out.slice(i, a));
         const end = b + 1 + Number(out.slice(a + 1, b));
-        this.#done(warm, id, out.slice(b + 1, end));
+        const call = warm.calls.get(id);
+        if (call !== undefined) this.#settle(warm, call, out.slice(b + 1, end));
         i = end;
       }
     }
-    if (warm.queue.length > 0) this.#schedule(warm);
-  }
-
-  #done(warm: Warm, id: unknown, outcome: unknown): void {
-    const call = typeof id === 'number' ? warm.calls.get(id) : undefined;
-    if (call !== undefined) this.#settle(warm, call, typeof outcome === 'string' ? outcome : 'Ethe function returned no result');
   }
 
   #settle(warm: Warm, call: Call, o: Outcome): void {
@@ -405,7 +406,7 @@ export class Sandbox {
       const start = new ivm.Callback((id: unknown, op: unknown, payload: unknown) => this.#start(warm, id, op, payload));
       const secret = new ivm.Callback((id: unknown, name: unknown) => this.#secret(warm, id, name));
       // note: ignored: the isolate goes on without waiting for the host to take the outcome.
-      const done = new ivm.Callback((id: unknown, outcome: unknown) => this.#done(warm, id, outcome), { ignored: true });
+      const done = new ivm.Callback((outcomes: unknown) => this.#outcomes(warm, outcomes), { ignored: true });
       const pair = (await setup.apply(undefined, [log, start, secret, done, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
       warm.batch = (await pair.get(0, { reference: true })) as ivm.Reference;
       warm.deliver = (await pair.get(1, { reference: true })) as ivm.Reference;
