@@ -215,8 +215,11 @@ export class Sandbox {
   #schedule(warm: Warm): void {
     if (warm.scheduled || warm.entering || warm.dead) return;
     warm.scheduled = true;
-    // note: setImmediate gathers the calls that arrive in this turn of the event loop (a gate's
-    // releases hand their slots to waiters in microtasks) into one entry.
+    // note: a tick gathers the calls that arrive with this one (a batch's answer settles its
+    // calls, and the gate hands their slots to waiters, in microtasks, which all run before
+    // it). Ticks run when Node ends a callback it made (isolated-vm's answers); uWS's handlers
+    // are not such callbacks, so setImmediate backs it up: whichever comes first sends.
+    process.nextTick(this.#flushFn, warm);
     setImmediate(this.#flushFn, warm);
   }
 
@@ -224,6 +227,7 @@ export class Sandbox {
 
   /** Sends the waiting calls into the isolate: a solo call alone, else up to MAX_BATCH. */
   #flush(warm: Warm): void {
+    if (!warm.scheduled) return;
     warm.scheduled = false;
     if (warm.entering || warm.dead || warm.queue.length === 0) return;
     const n = warm.queue[0]!.solo ? 1 : Math.min(MAX_BATCH, warm.queue.length);
