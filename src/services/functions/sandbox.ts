@@ -187,6 +187,8 @@ export class Sandbox {
         throw this.#failure(err, call, null);
       }
       const out = await new Promise<Outcome>((resolve) => {
+        // note: an isolate that died while this call waited for its cold start: take a fresh one.
+        if (warm.dead) return resolve(RERUN);
         call.settle = resolve;
         call.settled = false;
         warm.active++;
