@@ -1,36 +1,43 @@
 /**
  * The code that runs inside every function isolate before the user's module (docs/api.md
- * "Sandbox" and "ctx"). It is a function expression, called once from the host with three
+ * "Sandbox" and "ctx"). It is a function expression, called once from the host with four
  * `ivm.Callback`s (the only host objects that ever enter an isolate, and they only take and
- * return copied strings and numbers) and the user's handler; it returns `[invoke, deliver, wait]`,
+ * return copied strings and numbers) and the user's handler; it returns `[batch, deliver]`,
  * which only the host holds (as References): nothing of it is reachable from `globalThis`.
  *
- * - `invoke(id, argsJson, userJson)` builds a fresh, frozen `ctx` for call `id`, runs the
- *   handler and returns `R<json>` (the result) or `E<message>` (a throw, or a result that is
- *   not JSON) when the handler threw or returned a primitive; when it returned an object (a
- *   promise, most often) it keeps that call's outcome and returns `P`.
- * - `wait(id)` hands over (once) the promise of call `id`'s outcome, resolving to `R…` or `E…`;
- *   the host calls it right after a `P`. A trivial handler thus costs one entry, with no promise
- *   to carry across.
+ * - `batch(id1, argsJson1, userJson1, id2, …)` runs up to 16 calls, in order, in one entry:
+ *   each gets a fresh, frozen `ctx` and its own outcome, `R<json>` (the result) or
+ *   `E<message>` (a throw, or a result that is not JSON). A call that returned a primitive and
+ *   touched nothing of the host has its outcome in the entry's return value, the string
+ *   `<id>:<length>:<outcome>` repeated (one crossing for the whole batch); a call that
+ *   returned an object (a promise, most often), or that logged or called `ctx` during its
+ *   synchronous part, sends its outcome through `hostDone` (an ignored callback: the isolate
+ *   does not wait for the host), in the same format: at once after a synchronous part that
+ *   touched the host, and for promises gathered per microtask checkpoint. So when the isolate dies
+ *   in the middle of a batch, every call the host has not heard of has no effect outside the
+ *   isolate, and the host may run it again (sandbox.ts).
  * - `deliver(op, ok, json)` settles the promise of an async `ctx` operation (`db.*`, `fetch`)
  *   that `hostStart` began; the host calls it when the operation finishes.
  * - `console.*` goes to the call whose event is running (the host enters the isolate only
- *   through these two functions, and each sets it); `ctx.log` always to its own call.
+ *   through these two functions: a batch sets it per call, `deliver` to its operation's call);
+ *   `ctx.log` always to its own call.
  *
  * `WebAssembly` is removed (its memory lives outside the V8 heap, and nothing needs it here).
  *
  * Primordials are taken before the user's module runs, so a module that replaces
  * `JSON.stringify` or `Promise` changes only what it sees, never what the host reads.
  */
-export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler) {
+export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, hostDone, handler) {
   'use strict';
   const G = globalThis;
   delete G.WebAssembly;
   const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, P = Promise, Err = Error, Str = String;
-  const resolved = P.resolve.bind(P);
+  const resolved = P.resolve.bind(P), then = P.prototype.then;
   const pending = new Map();
   const mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapDelete = Map.prototype.delete;
   let current = 0;
+  /** Host calls made so far (logs, ctx operations, secrets): a batch compares it around each handler. */
+  let touches = 0;
   const text = (args) => {
     let out = '';
     for (let i = 0; i < args.length; i++) {
@@ -46,7 +53,7 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
     }
     return out;
   };
-  const consoleFn = (level) => function () { if (current !== 0) hostLog(current, level, text(arguments)); };
+  const consoleFn = (level) => function () { if (current !== 0) { touches++; hostLog(current, level, text(arguments)); } };
   const con = freeze({ log: consoleFn('info'), info: consoleFn('info'), debug: consoleFn('debug'), warn: consoleFn('warn'), error: consoleFn('error'), trace: consoleFn('debug') });
   Object.defineProperty(G, 'console', { value: con, writable: true, configurable: true, enumerable: false });
   const failure = (e) => {
@@ -56,6 +63,7 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
     return err;
   };
   const call = (id, op, payload) => new P((resolve, reject) => {
+    touches++;
     const n = hostStart(id, op, stringify(payload === undefined ? null : payload));
     mapSet.call(pending, n, { id, resolve, reject });
   });
@@ -79,8 +87,8 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
       const body = r.body;
       return freeze({ status: r.status, url: r.url, headers: freeze(r.headers), text: () => resolved(body), json: () => resolved().then(() => parse(body)) });
     });
-    const secrets = freeze({ get: (name) => hostSecret(id, Str(name)) });
-    const log = function () { hostLog(id, 'info', text(arguments)); };
+    const secrets = freeze({ get: (name) => { touches++; return hostSecret(id, Str(name)); } });
+    const log = function () { touches++; hostLog(id, 'info', text(arguments)); };
     return freeze({ user: user === null ? null : freeze(user), db, fetch, secrets, log });
   }
   const ok = (v) => {
@@ -98,24 +106,37 @@ export const BRIDGE_SOURCE = `(function (hostLog, hostStart, hostSecret, handler
     }
   };
   const bad = (e) => 'E' + message(e);
-  const outcomes = new Map();
-  function invoke(id, argsJson, userJson) {
-    current = id;
-    let r;
-    try {
-      r = handler(parse(argsJson), makeCtx(id, parse(userJson)));
-    } catch (e) {
-      return bad(e);
+  const pack = (id, o) => id + ':' + o.length + ':' + o;
+  // note: outcomes of promises that settle in one microtask checkpoint go out in one crossing.
+  let later = '';
+  const flush = () => { const o = later; later = ''; hostDone(o); };
+  const send = (id) => (o) => {
+    if (later === '') then.call(resolved(), flush);
+    later += pack(id, o);
+  };
+  function batch() {
+    const a = arguments;
+    let out = '';
+    for (let i = 0; i + 2 < a.length; i += 3) {
+      const id = a[i];
+      current = id;
+      const before = touches;
+      let o;
+      try {
+        const r = handler(parse(a[i + 1]), makeCtx(id, parse(a[i + 2])));
+        // note: a primitive is never a thenable (Promise.resolve would not read its "then"): answer it now.
+        if (r === null || (typeof r !== 'object' && typeof r !== 'function')) o = ok(r);
+        else {
+          then.call(then.call(resolved(r), ok, bad), send(id));
+          continue;
+        }
+      } catch (e) {
+        o = bad(e);
+      }
+      if (touches !== before) hostDone(pack(id, o));
+      else out += pack(id, o);
     }
-    // note: a primitive is never a thenable (Promise.resolve would not read its "then"): answer it now.
-    if (r === null || (typeof r !== 'object' && typeof r !== 'function')) return ok(r);
-    mapSet.call(outcomes, id, resolved(r).then(ok, bad));
-    return 'P';
+    return out;
   }
-  function wait(id) {
-    const p = mapGet.call(outcomes, id);
-    mapDelete.call(outcomes, id);
-    return p === undefined ? 'Ethe call has no outcome' : p;
-  }
-  return [invoke, deliver, wait];
+  return [batch, deliver];
 })`;

@@ -252,6 +252,27 @@ export class FunctionsService {
    * `function_timeout`, `function_out_of_memory` (with `beside.logs`).
    */
   async invoke(lease: ProjectLease, name: string, args: unknown, caller: AuthContext, opts: InvokeOptions = {}): Promise<InvokeResult> {
+    const out = await this.#invoke(lease, name, args, caller, opts);
+    let result: unknown;
+    try {
+      result = JSON.parse(out.json);
+    } catch {
+      throw new EdgeError('function_error', 'the result is not JSON', { beside: { logs: out.logs } });
+    }
+    return { result, logs: out.logs, version: out.version, duration_ms: out.duration_ms };
+  }
+
+  /**
+   * `invoke`'s answer as the JSON text of `{result, logs, version, duration_ms}` (the HTTP
+   * route): the result's JSON, made by the isolate's own `JSON.stringify` (taken before the
+   * user's module ran, so always JSON), goes out as it came, not parsed and written again.
+   */
+  async invokeText(lease: ProjectLease, name: string, args: unknown, caller: AuthContext, opts: InvokeOptions = {}): Promise<string> {
+    const out = await this.#invoke(lease, name, args, caller, opts);
+    return `{"result":${out.json},"logs":${JSON.stringify(out.logs)},"version":${out.version},"duration_ms":${out.duration_ms}}`;
+  }
+
+  async #invoke(lease: ProjectLease, name: string, args: unknown, caller: AuthContext, opts: InvokeOptions): Promise<{ json: string; logs: LogLine[]; version: number; duration_ms: number }> {
     const row = this.#meta(lease, name, opts.version ?? null);
     if (row === null) throw opts.version === undefined ? notFound('function', name) : notFound('version', `${name}@${opts.version}`);
     const options = row.options;
@@ -270,13 +291,7 @@ export class FunctionsService {
         userJson,
         host,
       );
-      let result: unknown;
-      try {
-        result = JSON.parse(out.json);
-      } catch {
-        throw new EdgeError('function_error', 'the result is not JSON', { beside: { logs: out.logs } });
-      }
-      return { result, logs: out.logs, version: row.version, duration_ms: Math.round((performance.now() - t0) * 100) / 100 };
+      return { json: out.json, logs: out.logs, version: row.version, duration_ms: Math.round((performance.now() - t0) * 100) / 100 };
     } finally {
       release();
     }

@@ -7,6 +7,7 @@ import { MAX_SOURCE_BYTES, type DeployInput, type FunctionsService } from './fun
 /** The deploy body limit: a source of `MAX_SOURCE_BYTES` as a JSON string with room for escapes and options. */
 export const DEPLOY_MAX_BODY = 3 * MAX_SOURCE_BYTES;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 
 /**
  * The functions endpoints (docs/api.md "Functions and jobs"): deploy, list, get and delete
@@ -55,7 +56,7 @@ export function functionsRoutes(fns: FunctionsService): RouteDef[] {
       scope: 'functions:invoke',
       body: 'json',
       jsonAny: true,
-      handler: async (r, c) => json(await fns.invoke(c.project, r.params.name!, r.json ?? null, c.auth, { version: versionParam(r) })),
+      handler: async (r, c) => ({ status: 200, bytes: await fns.invokeText(c.project, r.params.name!, r.json ?? null, c.auth, { version: versionParam(r) }), headers: JSON_TYPE }),
     }),
   ];
 }

@@ -9,12 +9,20 @@ import { BRIDGE_SOURCE } from './bridge.js';
  *   state may persist across warm calls of one version, never across versions or projects.
  * - Only the async `apply`/`evaluate` forms: the event loop never waits for user code (it runs
  *   on isolated-vm's threads).
+ * - Batches: the calls waiting for one warm isolate enter it together, at most MAX_BATCH per
+ *   entry (bridge.ts `batch`): one host→isolate crossing and one answer for all of them, each
+ *   call keeping its own `ctx`, logs, outcome and deadline. A call whose outcome the host has
+ *   not heard of when the isolate dies (a timeout, out of memory) and that touched nothing of
+ *   the host (no log, `ctx` operation or secret) had no effect outside the dead isolate: when
+ *   other calls were in it too, so that its share of the blame is unknown, it runs again, alone,
+ *   on a fresh isolate (at most MAX_RERUNS times, then 503). A call alone in its isolate gets
+ *   the error it caused.
  * - Time: each entry's own `timeout`, plus a host timer that disposes the isolate when async work
  *   outlives the call's limit (a promise that never settles, a microtask loop). One timer per
  *   warm isolate, armed for its earliest deadline, not one per call (a version's calls share
  *   their limit, so deadlines come in start order).
  * - Memory: `memoryLimit`; an isolate that passes it is disposed by isolated-vm.
- * - What crosses: strings and numbers, copied, through three `ivm.Callback`s (bridge.ts).
+ * - What crosses: strings and numbers, copied, through four `ivm.Callback`s (bridge.ts).
  */
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -32,6 +40,10 @@ export const MAX_RESULT_BYTES = 1024 * 1024;
 /** Time a module's top level may take at deploy (the compile check) and at a cold start, ms. */
 const EVALUATE_MS = 1000;
 const CHECK_MEMORY_MB = 32;
+/** Calls per entry into an isolate. */
+const MAX_BATCH = 16;
+/** Times a call may be run again after an isolate died under it and others (then 503). */
+const MAX_RERUNS = 3;
 
 /** What one call offers its `ctx` (the service implements it per caller). */
 export interface CallHost {
@@ -50,34 +62,55 @@ export interface CallSpec {
   timeoutMs: number;
 }
 
+/** What a call is answered with: its outcome (`R…`/`E…`), its error, or "run it again". */
+type Outcome = string | EdgeError | typeof RERUN;
+const RERUN = Symbol('rerun');
+
 interface Call {
   readonly host: CallHost;
+  readonly spec: CallSpec;
+  readonly argsJson: string;
+  readonly userJson: string;
   readonly logs: LogLine[];
   bytes: number;
   dropped: number;
-  done: boolean;
+  /** Its id in the isolate it was last sent to (0 before it is sent). */
+  id: number;
+  settled: boolean;
   timedOut: boolean;
-  /** performance.now() past which the call is killed. */
+  /** It logged, began a `ctx` operation or read a secret: it has started, for the host too. */
+  touched: boolean;
+  /** Runs after an isolate died under it: sent alone. */
+  solo: boolean;
+  reruns: number;
+  /** performance.now() past which the call is killed (set when it is sent). */
   deadline: number;
+  settle: (o: Outcome) => void;
 }
 
 interface Warm {
   readonly key: string;
   readonly isolate: ivm.Isolate;
+  /** Calls sent into the isolate and not yet answered, by id. */
   readonly calls: Map<number, Call>;
-  invoke: ivm.Reference | null;
+  /** Calls waiting to be sent. */
+  readonly queue: Call[];
+  batch: ivm.Reference | null;
   deliver: ivm.Reference | null;
-  wait: ivm.Reference | null;
+  /** Calls queued or sent and not yet answered. */
   active: number;
   lastUsed: number;
   /** Set when this host disposed it (a timeout), so sibling calls answer accordingly. */
   killedBy: 'timeout' | null;
+  /** Set once its death has been handled. */
+  dead: boolean;
+  /** An entry is on its way in (the next waits for its answer); a flush is scheduled. */
+  entering: boolean;
+  scheduled: boolean;
   /** The deadline timer, armed while calls run. */
   timer: NodeJS.Timeout | null;
-  /** The options of each `invoke` apply (a version's calls share their limit). */
+  /** The options of each `batch` apply (a version's calls share their limit). */
   readonly applyOptions: { timeout: number };
-  /** The options of a `wait` apply: its result is the handler's promise, settled in the isolate. */
-  readonly waitOptions: { result: { promise: true }; timeout: number };
 }
 
 export class Sandbox {
@@ -128,43 +161,159 @@ export class Sandbox {
    * (`function_error`, `function_timeout`, `function_out_of_memory`) whose `beside.logs` holds the logs.
    */
   async run(spec: CallSpec, argsJson: string, userJson: string, host: CallHost): Promise<{ json: string; logs: LogLine[] }> {
-    const id = ++this.#callSeq;
-    const call: Call = { host, logs: [], bytes: 0, dropped: 0, done: false, timedOut: false, deadline: 0 };
-    let warm: Warm;
-    try {
-      const got = this.#get(spec);
-      warm = got instanceof Promise ? await got : got;
-    } catch (err) {
-      throw this.#failure(err, call, null, spec);
+    const call: Call = {
+      host,
+      spec,
+      argsJson,
+      userJson,
+      logs: [],
+      bytes: 0,
+      dropped: 0,
+      id: 0,
+      settled: false,
+      timedOut: false,
+      touched: false,
+      solo: false,
+      reruns: 0,
+      deadline: 0,
+      settle: () => {},
+    };
+    for (;;) {
+      let warm: Warm;
+      try {
+        const got = this.#get(spec);
+        warm = got instanceof Promise ? await got : got;
+      } catch (err) {
+        throw this.#failure(err, call, null);
+      }
+      const out = await new Promise<Outcome>((resolve) => {
+        // note: an isolate that died while this call waited for its cold start: take a fresh one.
+        if (warm.dead) return resolve(RERUN);
+        call.settle = resolve;
+        call.settled = false;
+        warm.active++;
+        warm.queue.push(call);
+        this.#schedule(warm);
+      });
+      if (out === RERUN) {
+        if (++call.reruns > MAX_RERUNS) {
+          throw new EdgeError('unavailable', 'the function was reset by other calls of it several times; retry', { headers: { 'retry-after': '1' }, beside: { logs: finish(call) } });
+        }
+        continue;
+      }
+      if (out instanceof EdgeError) throw out;
+      try {
+        if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
+        if (out[0] !== 'R') throw new EdgeError('function_error', 'the function returned no result');
+        const json = out.slice(1);
+        if (json.length > MAX_RESULT_BYTES / 3 && Buffer.byteLength(json) > MAX_RESULT_BYTES) throw new EdgeError('function_error', `the result is over ${MAX_RESULT_BYTES} bytes of JSON`);
+        return { json, logs: finish(call) };
+      } catch (err) {
+        throw this.#failure(err, call, warm);
+      }
     }
-    warm.active++;
+  }
+
+  #schedule(warm: Warm): void {
+    if (warm.scheduled || warm.entering || warm.dead) return;
+    warm.scheduled = true;
+    // note: a tick gathers the calls that arrive with this one (a batch's answer settles its
+    // calls, and the gate hands their slots to waiters, in microtasks, which all run before
+    // it). Ticks run when Node ends a callback it made (isolated-vm's answers); uWS's handlers
+    // are not such callbacks, so setImmediate backs it up: whichever comes first sends.
+    process.nextTick(this.#flushFn, warm);
+    setImmediate(this.#flushFn, warm);
+  }
+
+  readonly #flushFn = (warm: Warm): void => this.#flush(warm);
+
+  /** Sends the waiting calls into the isolate: a solo call alone, else up to MAX_BATCH. */
+  #flush(warm: Warm): void {
+    if (!warm.scheduled) return;
+    warm.scheduled = false;
+    if (warm.entering || warm.dead || warm.queue.length === 0) return;
+    const n = warm.queue[0]!.solo ? 1 : Math.min(MAX_BATCH, warm.queue.length);
+    let end = 0;
+    while (end < n && (end === 0 || !warm.queue[end]!.solo)) end++;
+    const batch = warm.queue.splice(0, end);
+    const now = performance.now();
+    const args: (number | string)[] = [];
+    for (const call of batch) {
+      call.id = ++this.#callSeq;
+      call.deadline = now + call.spec.timeoutMs;
+      warm.calls.set(call.id, call);
+      args.push(call.id, call.argsJson, call.userJson);
+    }
+    warm.entering = true;
+    warm.timer ??= setTimeout(() => this.#expire(warm), batch[0]!.spec.timeoutMs).unref();
+    // note: the arguments and the result are numbers and strings, primitives isolated-vm copies
+    // without being told (anything else would throw, never cross as a reference).
+    warm.batch!.apply(undefined, args, warm.applyOptions).then(
+      (out: unknown) => this.#entered(warm, out),
+      (err: unknown) => this.#died(warm, err),
+    );
+  }
+
+  /** The batch's answer: `<id>:<length>:<outcome>` for each call that finished in it untouched. */
+  #entered(warm: Warm, out: unknown): void {
+    warm.entering = false;
+    this.#outcomes(warm, out);
+    if (warm.queue.length > 0) this.#schedule(warm);
+  }
+
+  /** Settles the calls of `<id>:<length>:<outcome>`… (a batch's answer, or `hostDone`'s). */
+  #outcomes(warm: Warm, out: unknown): void {
+    if (typeof out === 'string') {
+      for (let i = 0; i < out.length; ) {
+        const a = out.indexOf(':', i);
+        const b = out.indexOf(':', a + 1);
+        if (a < 0 || b < 0) break;
+        const id = Number(out.slice(i, a));
+        const end = b + 1 + Number(out.slice(a + 1, b));
+        const call = warm.calls.get(id);
+        if (call !== undefined) this.#settle(warm, call, out.slice(b + 1, end));
+        i = end;
+      }
+    }
+  }
+
+  #settle(warm: Warm, call: Call, o: Outcome): void {
+    if (call.settled) return;
+    call.settled = true;
+    if (call.id !== 0 && warm.calls.get(call.id) === call) warm.calls.delete(call.id);
+    warm.active--;
     warm.lastUsed = Date.now();
-    call.deadline = performance.now() + spec.timeoutMs;
-    warm.calls.set(id, call);
-    warm.timer ??= setTimeout(() => this.#expire(warm), spec.timeoutMs).unref();
-    try {
-      // note: isolated-vm captures the caller's stack (up to 10 frames, each optimized one
-      // deoptimized to be read) at every async apply; from a fresh microtask that stack is one frame.
-      await SHALLOW;
-      // note: the arguments and the result are a number and strings, primitives isolated-vm copies
-      // without being told (anything else would throw, never cross as a reference).
-      let out = (await warm.invoke!.apply(undefined, [id, argsJson, userJson], warm.applyOptions)) as unknown;
-      // note: 'P': the handler returned an object (a promise, most often); its outcome comes through
-      // a second entry that waits for it in the isolate (bridge.ts). A primitive result is already in `out`.
-      if (out === 'P') out = (await warm.wait!.apply(undefined, [id], warm.waitOptions)) as unknown;
-      if (typeof out !== 'string') throw new EdgeError('function_error', 'the function returned no result');
-      if (out[0] === 'E') throw new EdgeError('function_error', out.slice(1, 4097) || 'the function failed');
-      const json = out.slice(1);
-      if (Buffer.byteLength(json) > MAX_RESULT_BYTES) throw new EdgeError('function_error', `the result is over ${MAX_RESULT_BYTES} bytes of JSON`);
-      return { json, logs: finish(call) };
-    } catch (err) {
-      throw this.#failure(err, call, warm, spec);
-    } finally {
-      call.done = true;
-      warm.calls.delete(id);
-      warm.active--;
-      warm.lastUsed = Date.now();
-    }
+    call.settle(o);
+  }
+
+  /**
+   * The isolate is gone (a timeout, out of memory) or an entry failed: every call in it or
+   * waiting for it is answered. Waiting calls run again; a call that was alone gets the error
+   * it caused; with others, one past its deadline times out, one that touched the host gets
+   * 503 (its share is unknown), and one that did not runs again alone.
+   */
+  #died(warm: Warm, err: unknown): void {
+    warm.entering = false;
+    if (warm.dead) return;
+    warm.dead = true;
+    const message = err instanceof Error ? err.message : String(err);
+    const timeout = /timed out/i.test(message) || warm.killedBy === 'timeout';
+    this.#kill(warm, timeout ? 'timeout' : null);
+    // note: a turn later, so outcomes already sent by calls of the failed entry arrive first.
+    setImmediate(() => {
+      for (const call of warm.queue.splice(0)) this.#settle(warm, call, RERUN);
+      const running = [...warm.calls.values()];
+      const now = performance.now();
+      for (const call of running) {
+        if (timeout && call.deadline - now <= 1) call.timedOut = true;
+        if (running.length === 1) this.#settle(warm, call, this.#failure(err, call, warm));
+        else if (!call.touched) {
+          call.solo = true;
+          this.#settle(warm, call, RERUN);
+        } else if (call.timedOut) this.#settle(warm, call, this.#failure(err, call, warm));
+        else this.#settle(warm, call, this.#failure(new EdgeError('unavailable', 'the function was reset by another call of it that failed; retry', { headers: { 'retry-after': '1' } }), call, warm));
+      }
+    });
   }
 
   /** Drops the warm isolates of these keys (a deleted function, a deleted project). */
@@ -181,7 +330,8 @@ export class Sandbox {
     this.drop(() => true);
   }
 
-  #failure(err: unknown, call: Call, warm: Warm | null, spec: CallSpec): EdgeError {
+  #failure(err: unknown, call: Call, warm: Warm | null): EdgeError {
+    const spec = call.spec;
     const logs = finish(call);
     let e: EdgeError;
     const msg = err instanceof Error ? err.message : String(err);
@@ -191,7 +341,6 @@ export class Sandbox {
       e = new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${spec.memoryMb} MB`);
     } else if (warm?.killedBy === 'timeout') e = new EdgeError('unavailable', 'the function was reset by another call of it that timed out; retry', { headers: { 'retry-after': '1' } });
     else e = new EdgeError('function_error', msg.slice(0, 4096) || 'the function failed');
-    if (warm !== null && (e.code === 'function_timeout' || e.code === 'function_out_of_memory' || warm.isolate.isDisposed)) this.#kill(warm, e.code === 'function_timeout' ? 'timeout' : null);
     return new EdgeError(e.code, e.message, { headers: e.headers, details: e.details, beside: { logs }, cause: err });
   }
 
@@ -204,7 +353,8 @@ export class Sandbox {
       // note: 1 ms of slack: the timer's clock and performance.now() round differently.
       if (call.deadline - now <= 1) {
         call.timedOut = true;
-        this.#kill(warm, 'timeout');
+        warm.killedBy = 'timeout';
+        this.#died(warm, new Error('timed out'));
         return;
       }
       if (call.deadline < next) next = call.deadline;
@@ -237,15 +387,21 @@ export class Sandbox {
     const code = spec.code();
     this.#coldStarts++;
     const isolate = new ivm.Isolate({ memoryLimit: spec.memoryMb });
-    const warm: Warm = { key: spec.key, isolate, calls: new Map(), invoke: null,
+    const warm: Warm = {
+      key: spec.key,
+      isolate,
+      calls: new Map(),
+      queue: [],
+      batch: null,
       deliver: null,
-      wait: null,
       active: 0,
       lastUsed: Date.now(),
       killedBy: null,
+      dead: false,
+      entering: false,
+      scheduled: false,
       timer: null,
       applyOptions: { timeout: spec.timeoutMs },
-      waitOptions: { result: { promise: true }, timeout: spec.timeoutMs },
     };
     try {
       const context = await isolate.createContext();
@@ -255,10 +411,11 @@ export class Sandbox {
       const log = new ivm.Callback((id: unknown, level: unknown, message: unknown) => this.#log(warm, id, level, message));
       const start = new ivm.Callback((id: unknown, op: unknown, payload: unknown) => this.#start(warm, id, op, payload));
       const secret = new ivm.Callback((id: unknown, name: unknown) => this.#secret(warm, id, name));
-      const pair = (await setup.apply(undefined, [log, start, secret, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
-      warm.invoke = (await pair.get(0, { reference: true })) as ivm.Reference;
+      // note: ignored: the isolate goes on without waiting for the host to take the outcome.
+      const done = new ivm.Callback((outcomes: unknown) => this.#outcomes(warm, outcomes), { ignored: true });
+      const pair = (await setup.apply(undefined, [log, start, secret, done, handler!.derefInto()], { result: { reference: true }, timeout: EVALUATE_MS })) as ivm.Reference;
+      warm.batch = (await pair.get(0, { reference: true })) as ivm.Reference;
       warm.deliver = (await pair.get(1, { reference: true })) as ivm.Reference;
-      warm.wait = (await pair.get(2, { reference: true })) as ivm.Reference;
       return warm;
     } catch (err) {
       if (!isolate.isDisposed) isolate.dispose();
@@ -295,7 +452,9 @@ export class Sandbox {
 
   #call(warm: Warm, id: unknown): Call | null {
     const call = typeof id === 'number' ? warm.calls.get(id) : undefined;
-    return call === undefined || call.done ? null : call;
+    if (call === undefined || call.settled) return null;
+    call.touched = true;
+    return call;
   }
 
   #log(warm: Warm, id: unknown, level: unknown, message: unknown): void {
@@ -329,8 +488,9 @@ export class Sandbox {
         },
       )
       .then(([ok, json]) => {
-        if (call === null || call.done || warm.isolate.isDisposed) return;
-        return warm.deliver!.apply(undefined, [n, ok, json], { arguments: { copy: true }, timeout: 1000 });
+        if (call === null || call.settled || warm.dead) return;
+        // note: its continuation runs in this entry: a timeout or out of memory there is the isolate's death.
+        return warm.deliver!.apply(undefined, [n, ok, json], { arguments: { copy: true }, timeout: Math.max(1, Math.ceil(call.deadline - performance.now())) }).catch((err: unknown) => this.#died(warm, err));
       })
       .catch(() => {});
     return n;
@@ -410,13 +570,10 @@ export class Sandbox {
   }
 }
 
-/** A settled promise: awaiting it resumes the caller from a microtask (a shallow stack). */
-const SHALLOW = Promise.resolve();
-
 const LEVELS = new Set<LogLevel>(['debug', 'info', 'warn', 'error']);
 
 function finish(call: Call): LogLine[] {
-  if (call.dropped > 0 && !call.done) {
+  if (call.dropped > 0) {
     call.logs.push({ level: 'warn', message: `${call.dropped} more log lines dropped (at most ${MAX_LOG_LINES} lines and ${MAX_LOG_BYTES} bytes)`, at: new Date().toISOString() });
     call.dropped = 0;
   }
