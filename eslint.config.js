@@ -19,7 +19,8 @@ const LOWER = ['**/sql/**', '**/project/**', '**/control/**', '**/events/**', '*
 const LOWER_DIRS = ['src/sql/**', 'src/project/**', 'src/control/**', 'src/events/**'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'build/*.mjs', 'coverage/', '.platform-edge/'] },
+  // note: build/ is generated output (bundles, chunks, .d.ts), except the build script itself.
+  { ignores: ['node_modules/', 'build/*', '!build/build.mjs', 'coverage/', '.platform-edge/'] },
   ...tseslint.configs.recommended,
   {
     // Type-aware rules (typed linting) on the TypeScript the tsconfig covers: a promise is

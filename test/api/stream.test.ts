@@ -144,6 +144,21 @@ describe('a client that goes mid-body', () => {
 describe('GET /_admin/backup (a file answer)', () => {
   let full: Buffer;
   const get = (headers: Record<string, string> = {}, method = 'GET') => s.req('/_admin/backup', { method, key: s.keys.service, headers });
+  /**
+   * Runs `ask` (a request for a part of a backup) between two full backups, and returns its result
+   * with the backup it answered from. note: every request goes into the live log (docs/api.md), which
+   * is written to the project database once a second, so two backups taken a moment apart can differ;
+   * `ask` is repeated (a few times at most) until the backups before and after it are the same bytes.
+   */
+  async function steady<T>(ask: (size: number) => Promise<T>): Promise<T & { copy: Buffer }> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = Buffer.from(await (await get()).arrayBuffer());
+      const result = await ask(before.length);
+      const after = Buffer.from(await (await get()).arrayBuffer());
+      if (before.equals(after)) return { ...result, copy: before };
+    }
+    throw new Error('the project database kept changing between backups');
+  }
 
   beforeAll(async () => {
     const res = await get();
@@ -174,42 +189,59 @@ describe('GET /_admin/backup (a file answer)', () => {
     const res = await s.req('/_admin/backup');
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
-    const op = await fetch(`${s.url}/_admin/backup`, { headers: { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId } });
+    const { copy, op, bytes } = await steady(async () => {
+      const r = await fetch(`${s.url}/_admin/backup`, { headers: { authorization: `Bearer ${s.operatorToken}`, 'x-service-project': s.projectId } });
+      return { op: r, bytes: (await r.arrayBuffer()).byteLength };
+    });
     expect(op.status).toBe(200);
-    expect((await op.arrayBuffer()).byteLength).toBe(full.length);
+    expect(bytes).toBe(copy.length);
   });
 
   it('answers byte ranges with 206 and Content-Range: a-b, a-, -n', async () => {
-    const size = full.length;
-    for (const [range, start, end] of [['bytes=0-15', 0, 15], [`bytes=100-`, 100, size - 1], ['bytes=-100', size - 100, size - 1], [`bytes=${size - 1}-${size + 50}`, size - 1, size - 1]] as const) {
-      const res = await get({ range });
+    // Each case: the Range header and the bytes it names, for a body of n bytes.
+    const cases: ((n: number) => [string, number, number])[] = [
+      () => ['bytes=0-15', 0, 15],
+      (n) => ['bytes=100-', 100, n - 1],
+      (n) => ['bytes=-100', n - 100, n - 1],
+      (n) => [`bytes=${n - 1}-${n + 50}`, n - 1, n - 1],
+    ];
+    for (const pick of cases) {
+      const { copy, res, body } = await steady(async (size) => {
+        const r = await get({ range: pick(size)[0] });
+        return { res: r, body: Buffer.from(await r.arrayBuffer()) };
+      });
+      const size = copy.length;
+      const [range, start, end] = pick(size);
       expect(res.status, range).toBe(206);
       expect(res.headers.get('content-range'), range).toBe(`bytes ${start}-${end}/${size}`);
       expect(res.headers.get('content-length'), range).toBe(String(end - start + 1));
-      expect(Buffer.from(await res.arrayBuffer()).equals(full.subarray(start, end + 1)), range).toBe(true);
+      expect(body.equals(copy.subarray(start, end + 1)), range).toBe(true);
     }
   });
 
   it('answers 416 with Content-Range: bytes */size to a range past the end', async () => {
-    const res = await get({ range: `bytes=${full.length}-` });
+    const { copy, res } = await steady(async (size) => ({ res: await get({ range: `bytes=${size}-` }) }));
     expect(res.status).toBe(416);
-    expect(res.headers.get('content-range')).toBe(`bytes */${full.length}`);
-    expect(await res.json()).toEqual({ error: { code: 'range_not_satisfiable', message: `the range is outside the ${full.length}-byte body` } });
+    expect(res.headers.get('content-range')).toBe(`bytes */${copy.length}`);
+    expect(await res.json()).toEqual({ error: { code: 'range_not_satisfiable', message: `the range is outside the ${copy.length}-byte body` } });
     expect(await tmpFiles()).toEqual([]);
   });
 
   it('answers several ranges, or a malformed one, with the whole file (200)', async () => {
     for (const range of ['bytes=0-1,4-5', 'bytes=5-2', 'items=0-1']) {
-      const res = await get({ range });
+      const { copy, res, bytes } = await steady(async () => {
+        const r = await get({ range });
+        return { res: r, bytes: (await r.arrayBuffer()).byteLength };
+      });
       expect(res.status, range).toBe(200);
-      expect((await res.arrayBuffer()).byteLength, range).toBe(full.length);
+      expect(bytes, range).toBe(copy.length);
     }
   });
 
   it('answers HEAD with the headers only', async () => {
-    const raw = await rawRequest(s.url, `HEAD /_admin/backup HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${s.keys.service}\r\n\r\n`);
+    const { copy, raw } = await steady(async () => ({ raw: await rawRequest(s.url, `HEAD /_admin/backup HTTP/1.1\r\nHost: x\r\nX-Service-Key: ${s.keys.service}\r\n\r\n`) }));
     expect(statusOf(raw)).toBe(200);
-    expect(raw.toLowerCase()).toContain(`content-length: ${full.length}\r\n`);
+    expect(raw.toLowerCase()).toContain(`content-length: ${copy.length}\r\n`);
     expect(raw.toLowerCase()).toContain('accept-ranges: bytes\r\n');
     expect(raw.endsWith('\r\n\r\n')).toBe(true);
     expect(await tmpFiles()).toEqual([]);
@@ -220,9 +252,9 @@ describe('GET /_admin/backup (a file answer)', () => {
     const lines = Array.from({ length: 30 }, (_, i) => `${JSON.stringify({ data: { i, pad } })}\n`).join('');
     for (let i = 0; i < 100; i++) expect((await s.req('/db/tables/items/rows', { method: 'POST', headers: JSON_H, body: JSON.stringify({ data: { i, pad: pad.repeat(10) } }) })).status).toBe(201);
     expect(lines.length).toBeLessThan(LIMIT);
-    const size = Number((await get({}, 'HEAD')).headers.get('content-length'));
-    expect(size).toBeGreaterThan(2_000_000);
-    const got = await new Promise<number>((resolve, reject) => {
+    // note: the size is the answer's own Content-Length: a second backup (a HEAD) may differ from
+    // this one by a live-log write (see `steady`).
+    const { size, got } = await new Promise<{ size: number; got: number }>((resolve, reject) => {
       const req = request(`${s.url}/_admin/backup`, { headers: { 'x-service-key': s.keys.service } }, (res) => {
         let n = 0;
         res.on('data', (c: Buffer) => {
@@ -232,11 +264,12 @@ describe('GET /_admin/backup (a file answer)', () => {
           }
           n += c.length;
         });
-        res.on('end', () => resolve(n));
+        res.on('end', () => resolve({ size: Number(res.headers['content-length']), got: n }));
       });
       req.on('error', reject);
       req.end();
     });
+    expect(size).toBeGreaterThan(2_000_000);
     expect(got).toBe(size);
     await new Promise<void>((resolve, reject) => {
       const req = request(`${s.url}/_admin/backup`, { headers: { 'x-service-key': s.keys.service } }, (res) => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EdgeError } from '../../src/core/errors.js';
-import { LocalObjectStore } from '../../src/services/storage/object-store.js';
+import type { LocalObjectStore } from '../../src/services/storage/object-store.js';
 
 // The local ObjectStore (src/services/storage/object-store.ts): temp file → fsync → rename, limits,
 // failures leave nothing behind, ranges, and a full disk mapped to 507.
@@ -49,7 +49,12 @@ async function collect(it: AsyncIterable<Uint8Array>): Promise<string> {
   return Buffer.concat(out).toString();
 }
 
-beforeAll(() => {
+beforeAll(async () => {
+  // note: the store is imported afresh, after the mock above is in place: the unit project runs its
+  // files in one process (vitest.config.ts, `isolate: false`), where an earlier file may already have
+  // loaded the store with the real node:fs/promises.
+  vi.resetModules();
+  const { LocalObjectStore } = await import('../../src/services/storage/object-store.js');
   dir = mkdtempSync(join(tmpdir(), 'pe-objstore-'));
   store = new LocalObjectStore(dir);
 });
