@@ -508,6 +508,9 @@ export class RealtimeService {
   #toChannel(projectId: string, channel: string, type: string, json: string): void {
     const feed = this.#feeds.get(projectId);
     if (feed === undefined) return;
+    // note: changes dispatched before this message and waiting for the next flush go first, so a
+    // broadcast or presence message never overtakes a change committed before it.
+    this.#flushFeed(feed);
     const sockets = feed.wsChannels.get(channel);
     if (sockets !== undefined) {
       this.#topics.publish(channelTopic(projectId, channel), json);
