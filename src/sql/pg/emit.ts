@@ -3,6 +3,9 @@ import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
+import { FUNCTIONS } from './catalog/core.js';
+import { OPERATORS, operatorFor } from './catalog/everyday.js';
+import type { CatalogFunction } from './catalog/types.js';
 import { introspectionColumns, introspectionSql, introspectionView, isIntrospectionView, type Introspect, type IntrospectTable } from './introspect.js';
 
 /**
@@ -202,6 +205,10 @@ export class Emitter {
   #selectCore(n: Node, outer: Source[]): { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean } {
     this.#count();
     if (this.#depth++ > MAX_DEPTH) throw unsupported('nesting deeper than 200 levels');
+    if (Array.isArray(n.values)) {
+      this.#depth--;
+      return this.#values(n.values as Node[][], outer);
+    }
     const saved = { bare: this.#bare, agg: this.#aggDepth, saw: this.#sawAgg, sources: this.#coreSources };
     this.#bare = null;
     this.#aggDepth = 0;
@@ -230,6 +237,8 @@ export class Emitter {
         // note: the parser returns `x::t` items as the cast node itself, alias included.
         const e = item.type === 'cast' ? { ...item, as: undefined } : (item.expr as Node);
         if (e?.type === 'column_ref' && e.column === '*') {
+          // note: Postgres lists a USING column once, first; the expansion here would list it per table.
+          if (!e.table && (n.from as Node[] | undefined)?.some((it) => Array.isArray(it.using))) throw unsupported('SELECT * over JOIN … USING (name the columns)');
           const star = this.#star(e, from.sources);
           cols.push(star.sql);
           exprs.push(star.sql);
@@ -283,6 +292,19 @@ export class Emitter {
       this.#sawAgg = saved.saw;
       this.#coreSources = saved.sources;
     }
+  }
+
+  /**
+   * `VALUES (…), (…)`: columns column1, column2, … (as in Postgres and SQLite), each typed by
+   * its first typed value (an untyped literal column is text), the other rows coerced to it.
+   */
+  #values(rows: Node[][], outer: Source[]): { sql: string; columns: ColumnType[]; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean } {
+    const width = rows[0]?.length ?? 0;
+    if (rows.some((r) => r.length !== width)) throw new EdgeError('invalid_request', 'VALUES lists must all be the same length');
+    const exprs = rows.map((r) => r.map((v) => this.expr(v, outer)));
+    const types = Array.from({ length: width }, (_, i) => exprs.map((r) => r[i]!.type).find((t) => t !== null && t !== 'unknown') ?? 'text');
+    const sql = `VALUES ${exprs.map((r) => `(${r.map((e, i) => this.coerce(e, types[i]!).sql).join(', ')})`).join(', ')}`;
+    return { sql, columns: types.map((type, i) => ({ name: `column${i + 1}`, type })), sources: [], aliases: new Map(), ordered: false };
   }
 
   /** Postgres: in an aggregate query every column outside an aggregate is grouped, or its table's primary key is. */
@@ -445,6 +467,15 @@ export class Emitter {
     if (it.expr && (it.expr as Node).ast) {
       if (!asName) throw unsupported('a subquery in FROM without an alias');
       const sub = this.select((it.expr as Node).ast as Node, outer);
+      const names = Array.isArray(it.columns) ? (it.columns as string[]) : null;
+      if (names) {
+        // note: `AS v(a, b)` renames the subquery's columns (the rest keep their names).
+        if (!sub.columns) throw unsupported('column aliases on a subquery whose columns are not known');
+        if (names.length > sub.columns.length) throw new EdgeError('invalid_request', `table "${asName}" has ${sub.columns.length} columns available but ${names.length} columns specified`);
+        const renamed = sub.columns.map((c, i) => ({ ...c, name: names[i] ?? c.name }));
+        const list = sub.columns.map((c, i) => `${quoteIdent(c.name)} AS ${quoteIdent(renamed[i]!.name)}`).join(', ');
+        return { text: `(SELECT ${list} FROM (${sub.sql})) AS ${quoteIdent(asName)}`, source: { alias: asName, columns: renamed } };
+      }
       return { text: `(${sub.sql}) AS ${quoteIdent(asName)}`, source: { alias: asName, columns: sub.columns } };
     }
     if (it.type === 'expr' || it.expr) throw unsupported('this FROM item (table functions, VALUES lists)');
@@ -745,6 +776,8 @@ export class Emitter {
     if (op === 'AND' || op === 'OR') {
       return { sql: `(${this.bool(left, scope)} ${op} ${this.bool(right, scope)})`, type: 'bool', name: '?column?' };
     }
+    const catalogued = this.#catalogOperator(op, left, right, scope);
+    if (catalogued) return catalogued;
     if (op === 'IN' || op === 'NOT IN') {
       const l = this.expr(left, scope);
       const items = right.value as Node[] | undefined;
@@ -987,6 +1020,8 @@ export class Emitter {
       if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
     };
     const r = (sql: string, type: PgType | null): Expr => ({ sql, type, name });
+    const cat = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name]! : null;
+    if (cat) return this.#catalogCall(name, cat, args, scope);
     switch (name) {
       case 'now':
       case 'current_timestamp':
@@ -1028,18 +1063,6 @@ export class Emitter {
         const t = xs.find((x) => x.type && x.type !== 'unknown')?.type ?? 'unknown';
         return r(this.#fn(name === 'greatest' ? 'pe_greatest' : 'pe_least', ...xs.map((x) => this.coerce(x, t === 'unknown' ? null : t).sql)), t);
       }
-      case 'lower':
-      case 'upper':
-        arity(1);
-        return r(`${name}(${a(0).sql})`, 'text');
-      case 'length':
-      case 'char_length':
-      case 'character_length':
-        arity(1);
-        return r(`length(${a(0).sql})`, 'int4');
-      case 'octet_length':
-        arity(1);
-        return r(`length(CAST(${a(0).sql} AS BLOB))`, 'int4');
       case 'trim':
       case 'btrim':
       case 'ltrim':
@@ -1048,9 +1071,6 @@ export class Emitter {
         const f = name === 'btrim' ? 'trim' : name;
         return r(`${f}(${args.map((_, i) => a(i).sql).join(', ')})`, 'text');
       }
-      case 'replace':
-        arity(3);
-        return r(`replace(${a(0).sql}, ${a(1).sql}, ${a(2).sql})`, 'text');
       case 'substr':
       case 'substring': {
         arity(2, 3);
@@ -1130,6 +1150,35 @@ export class Emitter {
     throw unsupported(`function ${name}()`);
   }
 
+  /** A call of a catalog function (catalog/): arity, arguments coerced to its signature, its SQLite. */
+  #catalogCall(name: string, cat: CatalogFunction, args: Node[], scope: Source[]): Expr {
+    const [min, max] = cat.arity;
+    if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : max === Infinity ? `at least ${min}` : `${min} to ${max}`} arguments`);
+    if (cat.registered && this.native) throw unsupported(`${name}() in DDL`);
+    const sig = cat.args ?? [];
+    const xs = args.map((x, i) => {
+      const e = this.expr(x, scope);
+      const t = sig.length ? sig[Math.min(i, sig.length - 1)]! : null;
+      const c = this.coerce(e, t);
+      return { sql: c.sql, type: c.type };
+    });
+    const out = cat.emit(xs);
+    return { sql: out.sql, type: out.type, name };
+  }
+
+  /** An operator of the catalog (catalog/everyday.ts), or null when it defines none for these operands. */
+  #catalogOperator(op: string, left: Node, right: Node, scope: Source[]): Expr | null {
+    if (!OPERATORS.has(op)) return null;
+    const [l, r] = this.#pair(left, right, scope);
+    const cat = operatorFor(op, l.type, r.type);
+    if (!cat) return null;
+    if (cat.registered && this.native) throw unsupported(`the operator ${op} in DDL`);
+    const a = this.coerce(l, cat.args[0]);
+    const b = this.coerce(r, cat.args[1]);
+    const out = cat.emit({ sql: a.sql, type: a.type }, { sql: b.sql, type: b.type });
+    return { sql: out.sql, type: out.type, name: '?column?' };
+  }
+
   /** A value as a JSON argument of json_object/json_array: booleans and JSON stay typed. */
   #jsonValue(e: Expr): string {
     if (e.type === 'bool') return `CASE WHEN ${e.sql} IS NULL THEN NULL WHEN ${e.sql} THEN json('true') ELSE json('false') END`;
@@ -1154,41 +1203,43 @@ export class Emitter {
     const args = (n.args ?? {}) as { expr?: Node; distinct?: string; orderby?: Node[]; separator?: { delimiter?: Node } };
     const distinct = args.distinct ? 'DISTINCT ' : '';
     if (args.orderby && name !== 'string_agg' && name !== 'jsonb_agg' && name !== 'array_agg' && name !== 'json_agg') throw unsupported(`ORDER BY inside ${name}()`);
-    if ((n as { filter?: unknown }).filter) throw unsupported('aggregate FILTER clauses');
+    // note: SQLite has FILTER (WHERE …) on every aggregate, as Postgres.
+    const filterNode = (n as { filter?: Node | null }).filter;
+    const f = filterNode ? ` FILTER (WHERE ${this.bool(filterNode, scope)})` : '';
     const order = args.orderby?.length ? ` ORDER BY ${args.orderby.map((o) => this.#orderItem(o, scope, [], new Map())).join(', ')}` : '';
     let out: Expr;
     if (name === 'count') {
       const e = args.expr;
-      if (!e || e.type === 'star') out = { sql: 'count(*)', type: 'int8', name: 'count' };
-      else out = { sql: `count(${distinct}${this.expr(e, scope).sql})`, type: 'int8', name: 'count' };
+      if (!e || e.type === 'star') out = { sql: `count(*)${f}`, type: 'int8', name: 'count' };
+      else out = { sql: `count(${distinct}${this.expr(e, scope).sql})${f}`, type: 'int8', name: 'count' };
     } else {
       if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
       const x = this.expr(args.expr, scope);
       switch (name) {
         case 'sum':
-          out = { sql: `sum(${distinct}${x.sql})`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };
+          out = { sql: `sum(${distinct}${x.sql})${f}`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };
           break;
         case 'avg':
-          out = { sql: `avg(${distinct}${x.sql})`, type: x.type === 'float8' ? 'float8' : 'numeric', name };
+          out = { sql: `avg(${distinct}${x.sql})${f}`, type: x.type === 'float8' ? 'float8' : 'numeric', name };
           break;
         case 'min':
         case 'max':
           if (x.type === 'jsonb' || x.type === 'bool') throw unsupported(`${name}() of ${x.type}`);
-          out = { sql: `${name}(${distinct}${x.sql})`, type: x.type, name };
+          out = { sql: `${name}(${distinct}${x.sql})${f}`, type: x.type, name };
           break;
         case 'bool_and':
         case 'every':
-          out = { sql: `min(${distinct}${x.sql})`, type: 'bool', name };
+          out = { sql: `min(${distinct}${x.sql})${f}`, type: 'bool', name };
           break;
         case 'bool_or':
-          out = { sql: `max(${distinct}${x.sql})`, type: 'bool', name };
+          out = { sql: `max(${distinct}${x.sql})${f}`, type: 'bool', name };
           break;
         case 'string_agg': {
           const sep = args.separator?.delimiter;
           if (!sep) throw new EdgeError('invalid_request', 'string_agg needs a delimiter');
           const d = this.expr(sep, scope);
           if (distinct && order) throw unsupported('string_agg(DISTINCT … ORDER BY …)');
-          out = { sql: `group_concat(${distinct}${this.#textOf(x)}, ${d.sql}${order})`, type: 'text', name };
+          out = { sql: `group_concat(${distinct}${this.#textOf(x)}, ${d.sql}${order})${f}`, type: 'text', name };
           break;
         }
         case 'jsonb_agg':
@@ -1196,7 +1247,7 @@ export class Emitter {
         case 'array_agg':
           if (x.type === null && args.expr.type === 'column_ref' && !this.#resolve(null, columnName(args.expr), scope)) throw unsupported(`${name} of a whole row`);
           out = {
-            sql: `CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array(${distinct}${this.#jsonValue(x)}${order}) END`,
+            sql: `CASE WHEN count(*)${f} = 0 THEN NULL ELSE json_group_array(${distinct}${this.#jsonValue(x)}${order})${f} END`,
             type: name === 'array_agg' ? (x.type === 'text' || x.type === 'unknown' ? 'text[]' : 'jsonb') : name === 'json_agg' ? 'json' : 'jsonb',
             name,
           };
@@ -1332,8 +1383,8 @@ const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries(
 );
 
 /** The same for a SELECT and for an item of its FROM list (statements.ts does it for INSERT, UPDATE and DELETE). */
-const SELECT_KEYS = new Set('type,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
-const FROM_KEYS = new Set('db,table,as,join,on,using,expr,type,parentheses,tablesample'.split(','));
+const SELECT_KEYS = new Set('type,values,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
+const FROM_KEYS = new Set('db,table,as,columns,join,on,using,expr,type,parentheses,tablesample'.split(','));
 
 export function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
   if (!allowed) return;

@@ -516,9 +516,9 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
   if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
   if (type === 'text[]') parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
-  const check = d.check as { definition?: Node[] } | undefined;
+  const check = d.check as { definition?: Node[]; name?: string } | undefined;
   if (check?.definition?.length) {
-    parts.push(`CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);
+    parts.push(`${check.name ? `CONSTRAINT ${quoteIdent(check.name)} ` : ''}CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);
   }
   let refs: ColumnSpec['references'] = null;
   if (d.reference_definition) {
@@ -530,8 +530,8 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
 }
 
 /**
- * `REFERENCES t [(cols)] [ON DELETE …]`. Without a column list (the parser sees the mark
- * translate.ts puts there) it is t's primary key, as in Postgres: SQLite reads a bare
+ * `REFERENCES t [(cols)] [ON DELETE …]`. Without a column list (lower-stmt.ts puts the mark
+ * there) it is t's primary key, as in Postgres: SQLite reads a bare
  * REFERENCES the same way. `auth.users`, Supabase's user table, is `profiles` here: every
  * user has exactly one profiles row with the user's id, made and deleted with the user, so
  * a key to it is a key to the user (docs/sql.md "Names").
@@ -578,8 +578,9 @@ function createIndex(n: Node, em: Emitter): Statement {
   em.native = true;
   const scope = [{ alias: phys, columns: em.opts.schema(phys) }];
   const cols = ((n.index_columns as Node[]) ?? []).map((c) => {
-    const dir = String(c.order_by ?? c.type_order ?? '').toUpperCase();
-    const e = c.type === 'column_ref' ? em.ident(columnName(c)) : `(${em.expr(c, scope).sql})`;
+    const { order_by: by, ...x } = c;
+    const dir = String(by ?? '').toUpperCase();
+    const e = x.type === 'column_ref' ? em.ident(columnName(x)) : `(${em.expr(x, scope).sql})`;
     return dir === 'DESC' ? `${e} DESC` : e;
   });
   const where = n.where ? ` WHERE ${em.bool(n.where as Node, scope)}` : '';
@@ -655,7 +656,6 @@ function alter(n: Node, em: Emitter): Statement {
     };
   }
   if (action === 'rename' && a.resource === 'column') {
-    // note: from the MySQL-grammar fallback of parse.ts; its column refs carry plain strings.
     const from = String((a.old_column as Node | undefined)?.column ?? '').toLowerCase();
     const to = String((a.column as Node | undefined)?.column ?? '').toLowerCase();
     const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
