@@ -60,6 +60,13 @@ describe('emitted SQLite per construct family', () => {
   ];
   for (const [pg, sqlite] of cases) it(pg, () => expect(sqlOf(pg)).toBe(sqlite));
 
+  it('generate_series in FROM is a recursive CTE checked by the time limit', () => {
+    expect(sqlOf('select g from generate_series(1, 3) g')).toBe(
+      'SELECT "g" AS "g" FROM (SELECT "v0" AS "g" FROM (WITH RECURSIVE "pe_series"("v") AS (SELECT 1 WHERE ((1 > 0 AND 1 <= 3) OR (1 < 0 AND 1 >= 3)) ' +
+        'UNION ALL SELECT "v" + 1 FROM "pe_series" WHERE ((1 > 0 AND "v" + 1 <= 3) OR (1 < 0 AND "v" + 1 >= 3)) AND <tick>) SELECT "v" AS "v0" FROM "pe_series")) AS "g" WHERE <tick>',
+    );
+  });
+
   it('names a column CHECK as Postgres does (t_col_check)', () => {
     expect(sqlOf('create table c (id int primary key, n int check (n > 0))')).toContain('"n" INTEGER CONSTRAINT "c_n_check" CHECK (("n" > 0))');
   });
@@ -81,7 +88,10 @@ describe('refused by name, never dropped', () => {
   const cases: Array<[string, string]> = [
     ['select count(*) from t natural join t u', 'NATURAL JOIN (write JOIN … USING (columns))'],
     ['select * from t join t u using (id)', 'SELECT * over JOIN … USING (name the columns)'],
-    ['select * from generate_series(1, 3)', 'functions as FROM items (unnest, generate_series, jsonb_array_elements, …)'],
+    ['select * from generate_series(1, 3) with ordinality', 'WITH ORDINALITY'],
+    ["select * from generate_series('2024-01-01'::timestamptz, now(), '1 day')", 'generate_series over other than integers'],
+    ['select * from t, lateral generate_series(1, t.value) g', 'LATERAL'],
+    ['select * from pg_sleep(1)', 'function pg_sleep() in FROM'],
     ['select * from t, lateral (select 1) x', 'LATERAL subqueries'],
     ['create view v as select 1', 'CREATE VIEW statements'],
     ["select 'a' similar to 'b'", 'SIMILAR TO'],

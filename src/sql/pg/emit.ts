@@ -4,6 +4,7 @@ import { quoteLiteral } from '../quote.js';
 import { pgTypeOf, typeNameOf, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
 import { FUNCTIONS } from './catalog/core.js';
+import { tableFunction } from './from-functions.js';
 import { OPERATORS, operatorFor } from './catalog/everyday.js';
 import type { CatalogFunction } from './catalog/types.js';
 import { introspectionColumns, introspectionSql, introspectionView, isIntrospectionView, type Introspect, type IntrospectTable } from './introspect.js';
@@ -34,7 +35,7 @@ export interface Expr {
   iso?: boolean;
 }
 
-interface Source {
+export interface Source {
   alias: string;
   columns: ColumnType[] | null;
 }
@@ -478,7 +479,8 @@ export class Emitter {
       }
       return { text: `(${sub.sql}) AS ${quoteIdent(asName)}`, source: { alias: asName, columns: sub.columns } };
     }
-    if (it.type === 'expr' || it.expr) throw unsupported('this FROM item (table functions, VALUES lists)');
+    if (it.fn) return tableFunction(this, it.fn as Node, asName, Array.isArray(it.columns) ? (it.columns as string[]) : null, outer);
+    if (it.type === 'expr' || it.expr) throw unsupported('this FROM item');
     if (typeof it.table !== 'string') throw unsupported('this FROM item');
     const plain = it.table.toLowerCase();
     if (!it.db) {
@@ -1384,7 +1386,7 @@ const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries(
 
 /** The same for a SELECT and for an item of its FROM list (statements.ts does it for INSERT, UPDATE and DELETE). */
 const SELECT_KEYS = new Set('type,values,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
-const FROM_KEYS = new Set('db,table,as,columns,join,on,using,expr,type,parentheses,tablesample'.split(','));
+const FROM_KEYS = new Set('db,table,as,columns,fn,join,on,using,expr,type,parentheses,tablesample'.split(','));
 
 export function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
   if (!allowed) return;

@@ -227,8 +227,20 @@ function fromItem(it: unknown): Node[] {
       if (using.length) r.using = using;
       return [...left, r];
     }
-    case 'RangeFunction':
-      throw unsupported('functions as FROM items (unnest, generate_series, jsonb_array_elements, …)');
+    case 'RangeFunction': {
+      only('a function in FROM', f, 'functions,alias,lateral,ordinality,is_rowsfrom,coldeflist');
+      if (f.lateral) throw unsupported('LATERAL');
+      if (f.ordinality) throw unsupported('WITH ORDINALITY');
+      if (f.is_rowsfrom || list(f.functions).length !== 1) throw unsupported('ROWS FROM (…)');
+      if (list(f.coldeflist).length) throw unsupported('column definition lists');
+      const [fc, defs] = items(list(f.functions)[0]);
+      if (defs && Object.keys(defs).length && items(defs).length) throw unsupported('column definition lists');
+      const fn = lowerExpr(fc);
+      if (fn.type !== 'function') throw unsupported('this FROM item');
+      const alias = f.alias as Record<string, unknown> | undefined;
+      const cols = list(alias?.colnames).map(str);
+      return [{ fn, as: alias ? String(alias.aliasname) : null, columns: cols.length ? cols : null }];
+    }
     case 'RangeTableSample':
       throw unsupported('TABLESAMPLE');
   }
