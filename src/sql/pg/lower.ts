@@ -10,6 +10,10 @@ import type { PgNode } from './parse.js';
  * 400 `unsupported_sql` naming the construct, never dropped.
  */
 
+let depth = 0;
+/** The emitter's own limit (emit.ts MAX_DEPTH): deeper is refused here, before the recursion nears the stack's end. */
+const MAX_DEPTH = 200;
+
 /** A node's type and fields. */
 export function kind(n: unknown): [string, Record<string, unknown>] {
   if (!n || typeof n !== 'object') throw unsupported('this expression');
@@ -89,6 +93,16 @@ const SETOPS: Record<string, string> = { SETOP_UNION: 'union', SETOP_INTERSECT: 
 
 /** A query (SelectStmt): set operations become the emitter's chain of members (`_next`). */
 export function lowerSelect(n: unknown): Node {
+  if (depth >= MAX_DEPTH) throw unsupported(`nesting deeper than ${MAX_DEPTH} levels`);
+  depth++;
+  try {
+    return lowerQuery(n);
+  } finally {
+    depth--;
+  }
+}
+
+function lowerQuery(n: unknown): Node {
   const [k, f] = kind(n);
   if (k !== 'SelectStmt') throw unsupported(`${k} where a query is expected`);
   if (f.op && f.op !== 'SETOP_NONE') {
@@ -260,6 +274,16 @@ const OPS: Record<string, string> = { '~~': 'LIKE', '!~~': 'NOT LIKE', '~~*': 'I
 
 /** An expression. */
 export function lowerExpr(n: unknown): Node {
+  if (depth >= MAX_DEPTH) throw unsupported(`expressions nested deeper than ${MAX_DEPTH} levels`);
+  depth++;
+  try {
+    return lowerNode(n);
+  } finally {
+    depth--;
+  }
+}
+
+function lowerNode(n: unknown): Node {
   const [k, f] = kind(n);
   switch (k) {
     case 'ColumnRef':

@@ -80,6 +80,10 @@ export function rawError(err: unknown): RawSyntaxError {
 export const isRawSyntaxError = (e: unknown): e is RawSyntaxError =>
   typeof e === 'object' && e !== null && typeof (e as RawSyntaxError).message === 'string' && typeof (e as RawSyntaxError).cursor === 'number' && !(e instanceof Error);
 
+/** What the parser could not read but did not call a syntax error (its tree nested too deep for JavaScript's stack). */
+export const unparsable = (): EdgeError =>
+  new EdgeError('unsupported_sql', 'not supported: statements nested this deeply (the parse tree is too deep to read)', { details: { construct: 'nesting' } });
+
 /** The statements of a script (main thread). */
 export function parseScript(sql: string): ParsedStatement[] {
   let r: ParseResult;
@@ -87,6 +91,7 @@ export function parseScript(sql: string): ParsedStatement[] {
     r = parser().parseSync(sql);
   } catch (err) {
     if (err instanceof EdgeError) throw err;
+    if (!(err as { sqlDetails?: unknown } | null)?.sqlDetails) throw unparsable();
     throw syntaxError(sql, rawError(err));
   }
   return statementsOf(sql, r);

@@ -5,7 +5,7 @@ import { registerFunctions } from '../functions.js';
 import { BIND_CONVERSIONS, Emitter, unsupported, type Node } from './emit.js';
 import { Lru } from './lru.js';
 import { lowerStatement, NEVER_ALLOWED, neverAllowed } from './lower-stmt.js';
-import { isRawSyntaxError, parseScript as parseStatements, statementsOf, syntaxError, type ParsedStatement } from './parse.js';
+import { isRawSyntaxError, parseScript as parseStatements, statementsOf, syntaxError, unparsable, type ParsedStatement } from './parse.js';
 import { statement, type Statement } from './statements.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
@@ -75,7 +75,7 @@ export const MAIN_THREAD_PARSE = 4 * 1024;
 
 /**
  * The same with parsing of long SQL elsewhere (`parse`: the SQL worker pool, which answers
- * libpg-query's raw result or its raw syntax error), so a 256 KB script does not block the
+ * libpg-query's raw result as JSON text, or its raw syntax error), so a 256 KB script does not block the
  * main thread. Cached like translate().
  */
 export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect): Promise<Translation> {
@@ -90,9 +90,16 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
       raw = await parse(sql);
     } catch (err) {
       if (isRawSyntaxError(err)) throw refusedOr(syntaxError(sql, err));
+      if ((err as { code?: unknown } | null)?.code === 'pe_parse') throw unparsable();
       throw err;
     }
-    stmts = statementsOf(sql, raw as Parameters<typeof statementsOf>[1]);
+    let tree: Parameters<typeof statementsOf>[1];
+    try {
+      tree = JSON.parse(raw as string) as Parameters<typeof statementsOf>[1];
+    } catch {
+      throw unparsable();
+    }
+    stmts = statementsOf(sql, tree);
   }
   const t = fromStatements(sql, stmts, schema, introspect);
   cache.set(sql, cacheKey, t);

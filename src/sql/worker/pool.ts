@@ -89,10 +89,11 @@ export class SqlPool {
       `const { parentPort, workerData } = require('node:worker_threads');`,
       `const Database = require(workerData.driver);`,
       `const register = ${registerFunctions.toString()};`,
-      // note: libpg-query loads on the first long SQL a worker parses (most workers never parse).
+      // note: libpg-query loads on the first long SQL a worker parses (most workers never parse). The tree
+      // goes back as JSON text: a structured clone of a very deep tree would overflow the stack uncaught.
       `const pg = require(workerData.pgQuery);`,
       `let ready = null;`,
-      `const parse = async (sql) => { ready ??= pg.loadModule(); await ready; try { return pg.parseSync(sql); } catch (e) { const d = e && e.sqlDetails; throw { syntax: true, message: String((d && d.message) || (e && e.message) || e), cursor: d && typeof d.cursorPosition === 'number' ? d.cursorPosition : -1 }; } };`,
+      `const parse = async (sql) => { ready ??= pg.loadModule(); await ready; try { return JSON.stringify(pg.parseSync(sql)); } catch (e) { const d = e && e.sqlDetails; throw { syntax: Boolean(d), message: String((d && d.message) || (e && e.message) || e), cursor: d && typeof d.cursorPosition === 'number' ? d.cursorPosition : -1 }; } };`,
       `(${workerMain.toString()})({ parentPort, Database, register, parse }, workerData.options);`,
     ].join('\n');
   }
@@ -105,7 +106,7 @@ export class SqlPool {
     return this.#admit({ ...job, id: this.#nextId++ }, at);
   }
 
-  /** Parses PostgreSQL with libpg-query in a worker (at most `maxMs`): its raw result; a syntax error rejects with `{ message, cursor }` (parse.ts RawSyntaxError). */
+  /** Parses PostgreSQL with libpg-query in a worker (at most `maxMs`): its raw result as JSON text; a syntax error rejects with `{ message, cursor }` (parse.ts RawSyntaxError). */
   parse(sql: string, at: Admission, maxMs: number): Promise<unknown> {
     return this.#admit({ id: this.#nextId++, parse: sql, maxMs }, at);
   }
