@@ -493,9 +493,12 @@ const raw: Array<string | Entry> = [
   o(`select * from jsonb_array_elements_text('[1, "a", null, true, [2]]')`),
   o(`select key, value from jsonb_each('{"a": 1, "b": "x", "c": null}') order by key`),
   o(`select e.key, e.value from jsonb_each_text('{"a": 1, "b": "x", "c": null}'::jsonb) e order by e.key`),
+  `select array['a', 'b'] as a, array['x', null] as b`,
+  o(`select title, array[title, 'x'] as pair from books order by id`),
+  `select 'a' = any(array['a', 'b']) as found`,
+  u(`select array[1, 2]`),
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
-  u(`select array['a', 'b']`),
   u(`select to_jsonb(b) from books b`),
   u(`select position('b' in 'abc')`),
   u(`alter table books alter column title type varchar(200)`),

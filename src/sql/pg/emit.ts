@@ -583,8 +583,15 @@ export class Emitter {
       case 'default':
         if (typeof n.value === 'string' && /^E'/i.test(n.value)) throw unsupported("E'' escape strings");
         throw unsupported(`this expression (${String(n.value)})`);
-      case 'array':
-        throw unsupported('ARRAY[...] constructors');
+      case 'array': {
+        // note: arrays here are text[] (JSON arrays of strings); ARRAY[…] of other element types is refused by name.
+        const items = ((n.expr_list as Node | undefined)?.value as Node[] | undefined) ?? [];
+        if (!items.length) throw new EdgeError('invalid_request', 'cannot determine type of empty array');
+        const xs = items.map((x) => this.expr(x, scope));
+        const other = xs.find((x) => x.type !== null && x.type !== 'unknown' && x.type !== 'text' && x.type !== 'uuid');
+        if (other) throw unsupported(`ARRAY[…] of ${String(other.type)} (arrays here are text[])`);
+        return { sql: `json_array(${xs.map((x) => (x.type === 'unknown' ? this.castTo(x, 'text').sql : x.sql)).join(', ')})`, type: 'text[]', name: 'array' };
+      }
     }
     throw unsupported(`expression type ${String(n.type)}`);
   }
