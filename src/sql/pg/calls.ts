@@ -8,6 +8,9 @@ import { AGGREGATES, type Emitter, type Expr, NOW, type Node, type Source, UTC_Z
 import { emitPair, emitTextOf } from './ops.js';
 import { emitOrderItem } from './query-parts.js';
 
+/** Functions the switch of emitFunctionCore keeps before the catalog (it types their literals from the other arguments). */
+const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb_typeof']);
+
 /** Function calls, aggregates and window functions (the catalog, catalog/, for the functions it lists; auth.*, timezone(), the JSON builders here). Free functions over the Emitter (emit.ts), one room of the emitter. */
 
 export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
@@ -51,7 +54,8 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : `${min} to ${max}`} arguments`);
   };
   const r = (sql: string, type: PgType | null): Expr => ({ sql, type, name });
-  const cat = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name]! : null;
+  // note: the catalog answers first, except where the switch below types literals from their siblings.
+  const cat = !SWITCH_FIRST.has(name) && Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name]! : null;
   if (cat) return emitCatalogCall(em, name, cat, args, scope);
   switch (name) {
     case 'now':
@@ -200,10 +204,15 @@ export function emitCatalogCall(em: Emitter, name: string, cat: CatalogFunction,
 /** An operator of the catalog (catalog/everyday.ts), or null when it defines none for these operands. */
 export function emitCatalogOperator(em: Emitter, op: string, left: Node, right: Node, scope: Source[]): Expr | null {
   if (!OPERATORS.has(op)) return null;
-  const [l, r] = emitPair(em, left, right, scope);
+  const l = em.expr(left, scope);
+  const r = em.expr(right, scope);
   const cat = operatorFor(op, l.type, r.type);
-  if (!cat) return null;
-  if (cat.registered && em.native) throw unsupported(`the operator ${op} in DDL`);
+  if (!cat || (cat.registered && em.native)) {
+    // note: the emitter's own branch takes these operands as they are (no second emission: a chain of
+    // operators the catalog does not define stays linear).
+    em.emitted.set(left, l).set(right, r);
+    return null;
+  }
   const a = em.coerce(l, cat.args[0]);
   const b = em.coerce(r, cat.args[1]);
   const out = cat.emit({ sql: a.sql, type: a.type }, { sql: b.sql, type: b.type });
@@ -246,6 +255,7 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
   } else {
     if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
     const x = em.expr(args.expr, scope);
+    if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
     switch (name) {
       case 'sum':
         out = { sql: `sum(${distinct}${x.sql})${f}`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };

@@ -71,6 +71,8 @@ export class Emitter {
   readonly tables = new Set<string>();
   readonly params = new Set<number>();
   _nodes = 0;
+  /** Operands the catalog emitted for an operator it does not define, taken once by the emitter's own branch (calls.ts). */
+  readonly emitted = new Map<Node, Expr>();
   _depth = 0;
   /** Inside DDL: only native SQLite (no registered functions, no parameters). */
   native = false;
@@ -213,6 +215,11 @@ export class Emitter {
   }
 
   expr(n: Node, scope: Source[]): Expr {
+    const again = this.emitted.get(n);
+    if (again) {
+      this.emitted.delete(n);
+      return again;
+    }
     this._count();
     if (this._depth++ > MAX_DEPTH) throw unsupported('expressions nested deeper than 200 levels');
     try {
