@@ -1,3 +1,4 @@
+import { loadParser } from './sql/pg/parse.js';
 import { join } from 'node:path';
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Config } from './config.js';
@@ -196,6 +197,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   }, config.changeLogPruneMs);
   pruneTimer.unref();
 
+  const parserLoading = loadParser();
   return {
     config,
     control,
@@ -204,6 +206,8 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     bus,
     dispatch: (req) => Promise.resolve(pipeline.dispatch(req)),
     async listen() {
+      // note: PostgreSQL's parser (WebAssembly) loads while the rest starts; requests wait for nothing after this.
+      await parserLoading;
       http = await startHttp(config.http, pipeline, config.host, config.port, config);
       jobsSystem.start();
       webhooks.start(control.listProjects().map((p) => p.id));

@@ -1,6 +1,7 @@
 import type { PolicyParam } from './table-model.js';
 import { EdgeError } from '../core/errors.js';
-import { sqlParser } from './parser.js';
+import { lowerSelect } from './pg/lower.js';
+import { parseScript } from './pg/parse.js';
 
 
 /** How the translator names the row's columns. */
@@ -25,7 +26,7 @@ const MAX_NODES = 500;
 export const unsupported = (why: string): EdgeError => new EdgeError('unsupported_sql', why);
 
 /**
- * Parses a Postgres boolean expression (node-sql-parser, PostgreSQL dialect) and
+ * Parses a Postgres boolean expression (PostgreSQL's parser, src/sql/pg/parse.ts) and
  * re-emits it as SQLite from an allowlist of node types: column refs, JSON `->`/`->>`,
  * comparisons, AND/OR/NOT, IS [NOT] NULL/TRUE/FALSE, [NOT] IN (list), [I]LIKE, literals
  * and `auth.uid()`, `auth.role()`, `auth.jwt() ->> 'claim'`. Every literal becomes a bound
@@ -35,26 +36,16 @@ export const unsupported = (why: string): EdgeError => new EdgeError('unsupporte
 export function translateExpr(source: string, scope: ExprScope): TranslatedExpr {
   if (typeof source !== 'string' || source.trim() === '') throw unsupported('the expression is empty');
   if (source.length > MAX_SOURCE) throw unsupported(`the expression is longer than ${MAX_SOURCE} characters`);
-  let ast: unknown;
+  let sel: Node | undefined;
   try {
-    ast = sqlParser('postgresql').astify(`SELECT 1 WHERE ${source}`, { database: 'postgresql' });
-  } catch {
+    const stmts = parseScript(`SELECT 1 WHERE ${source}`);
+    if (stmts.length !== 1) throw unsupported('the expression must be a single boolean expression');
+    sel = lowerSelect(stmts[0]!.node);
+  } catch (err) {
+    if (err instanceof EdgeError && err.code === 'unsupported_sql' && (err.details as { construct?: unknown } | undefined)?.construct !== 'syntax') throw err;
     throw unsupported('the expression does not parse as a SQL boolean expression');
   }
-  const stmts = Array.isArray(ast) ? ast : [ast];
-  const sel = stmts[0] as Node | undefined;
-  if (
-    stmts.length !== 1 ||
-    !sel ||
-    sel.type !== 'select' ||
-    sel._next !== undefined ||
-    sel.from != null ||
-    sel.groupby != null ||
-    sel.having != null ||
-    sel.orderby != null ||
-    sel.with != null ||
-    !sel.where
-  ) {
+  if (!sel || sel.type !== 'select' || sel._next !== undefined || sel.from != null || sel.groupby != null || sel.having != null || sel.orderby != null || sel.with != null || !sel.where) {
     throw unsupported('the expression must be a single boolean expression');
   }
   const t = new Translator(scope);

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadParser } from '../../src/sql/pg/parse.js';
 import { EdgeError } from '../../src/core/errors.js';
 import { bind, bindPlain, plainTable, translate, translateUncached } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
 import { UUID_V7 } from '../../src/sql/pg/statements.js';
+
+beforeAll(loadParser);
 
 const schema: SchemaLookup = (t) =>
   t === 'todos'
@@ -122,10 +125,10 @@ describe('the Postgres → SQLite statement translator', () => {
 
   it('names the construct in details', () => {
     try {
-      translateUncached('select count(*) filter (where done) from todos', schema);
+      translateUncached('select title from todos natural join todos', schema);
       expect.unreachable();
     } catch (err) {
-      expect((err as EdgeError).details).toEqual({ construct: 'aggregate FILTER clauses' });
+      expect((err as EdgeError).details).toEqual({ construct: 'NATURAL JOIN (write JOIN … USING (columns))' });
     }
   });
 

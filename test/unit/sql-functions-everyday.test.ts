@@ -1,11 +1,14 @@
 import { runInThisContext } from 'node:vm';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerEveryday } from '../../src/sql/functions-everyday.js';
 import { registerFormats } from '../../src/sql/functions-formats.js';
 import { registerFunctions } from '../../src/sql/functions.js';
 import { EVERYDAY, operatorFor } from '../../src/sql/pg/catalog/everyday.js';
+import { loadParser } from '../../src/sql/pg/parse.js';
 import { bindPlain, translateUncached } from '../../src/sql/pg/translate.js';
+
+beforeAll(loadParser);
 
 // The SQLite functions behind the everyday catalog, registered as the worker registers them:
 // from their source text (they must not reach outside themselves), on a plain connection.

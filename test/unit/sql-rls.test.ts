@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadParser } from '../../src/sql/pg/parse.js';
 import { bindPolicy, compilePolicy } from '../../src/sql/rls.js';
 import type { AuthContext } from '../../src/core/auth-context.js';
 import type { TableDef } from '../../src/sql/table-model.js';
+
+beforeAll(loadParser);
 
 const doc: TableDef = { name: 'todos', kind: 'document', columns: [], indexes: [], created_at: null };
 const rel: TableDef = {

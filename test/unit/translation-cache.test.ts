@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadParser } from '../../src/sql/pg/parse.js';
 import { cachedTranslation, translate } from '../../src/sql/pg/translate.js';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
+
+beforeAll(loadParser);
 
 // The translation cache of raw SQL (docs/sql.md): 500 SQL texts (least recently used dropped,
 // a tenth at once), the 4 newest cache keys (project and schema version) per text, texts up

@@ -4,7 +4,6 @@ import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
-import { parseWithFallback } from '../pg/parse.js';
 import { FairQueue } from './fair-queue.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type WorkerResult } from './worker-main.js';
@@ -81,23 +80,23 @@ export class SqlPool {
   #closed = false;
   readonly #source: string;
   readonly #driver: string;
-  readonly #parser: string;
-  readonly #mysqlParser: string;
+  readonly #pgQuery: string;
 
   constructor(opts: PoolOptions) {
     this.#opts = opts;
     this.#queue = new FairQueue(opts.perProject, opts.queuePerProject);
     const req = createRequire(import.meta.url);
     this.#driver = req.resolve('better-sqlite3');
-    this.#parser = req.resolve('node-sql-parser/build/postgresql.js');
-    this.#mysqlParser = req.resolve('node-sql-parser/build/mysql.js');
+    this.#pgQuery = req.resolve('libpg-query');
     this.#source = [
       `const { parentPort, workerData } = require('node:worker_threads');`,
       `const Database = require(workerData.driver);`,
       `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); };`,
-      `const parser = new (require(workerData.parser).Parser)();`,
-      `const mysql = new (require(workerData.mysqlParser).Parser)();`,
-      `const parse = ${parseWithFallback.toString()}.bind(null, parser, mysql);`,
+      // note: libpg-query loads on the first long SQL a worker parses (most workers never parse). The tree
+      // goes back as JSON text: a structured clone of a very deep tree would overflow the stack uncaught.
+      `const pg = require(workerData.pgQuery);`,
+      `let ready = null;`,
+      `const parse = async (sql) => { ready ??= pg.loadModule(); await ready; try { return JSON.stringify(pg.parseSync(sql)); } catch (e) { const d = e && e.sqlDetails; throw { syntax: Boolean(d), message: String((d && d.message) || (e && e.message) || e), cursor: d && typeof d.cursorPosition === 'number' ? d.cursorPosition : -1 }; } };`,
       `const violation = ${violationFacts.toString()};`,
       `(${workerMain.toString()})({ parentPort, Database, register, parse, violation }, workerData.options);`,
     ].join('\n');
@@ -111,7 +110,7 @@ export class SqlPool {
     return this.#admit({ ...job, id: this.#nextId++ }, at);
   }
 
-  /** Parses PostgreSQL into node-sql-parser's AST in a worker (at most `maxMs`); rejects with the parser's message. */
+  /** Parses PostgreSQL with libpg-query in a worker (at most `maxMs`): its raw result as JSON text; a syntax error rejects with `{ message, cursor }` (parse.ts RawSyntaxError). */
   parse(sql: string, at: Admission, maxMs: number): Promise<unknown> {
     return this.#admit({ id: this.#nextId++, parse: sql, maxMs }, at);
   }
@@ -157,7 +156,7 @@ export class SqlPool {
   #spawn(): Slot {
     const worker = new Worker(this.#source, {
       eval: true,
-      workerData: { driver: this.#driver, parser: this.#parser, mysqlParser: this.#mysqlParser, options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous, maxDbBytes: this.#opts.maxDbBytes ?? 0 } },
+      workerData: { driver: this.#driver, pgQuery: this.#pgQuery, options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous, maxDbBytes: this.#opts.maxDbBytes ?? 0 } },
     });
     worker.unref();
     const slot: Slot = { worker, busy: null };
@@ -206,6 +205,7 @@ export class SqlPool {
     if (m.ok && 'bytes' in m) p.at.bytesLeft -= m.bytes;
     if (m.ok) p.resolve(('ast' in m ? m.ast : 'results' in m ? { results: m.results, changes: m.changes ?? [] } : { results: [], changes: [] }) as never);
     else if (m.code === 'pe_statement_timeout') p.reject(timeoutError(p));
+    else if (m.code === 'pe_syntax') p.reject({ message: m.message, cursor: (m as { cursor?: number }).cursor ?? -1 });
     else p.reject(Object.assign(new Error(m.message), { name: 'SqlWorkerError', code: m.code, facts: m.facts }));
   }
 

@@ -47,7 +47,7 @@ export interface WorkerChange {
 export type WorkerReply =
   | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[]; bytes: number }
   | { id: number; ok: true; ast: unknown }
-  | { id: number; ok: false; code: string; message: string; facts?: unknown }
+  | { id: number; ok: false; code: string; message: string; facts?: unknown; cursor?: number }
   | { id: number; ok: true; closed: true };
 
 /**
@@ -59,8 +59,11 @@ export function workerMain(
     parentPort: { on(ev: 'message', f: (m: unknown) => void): void; postMessage(m: unknown): void };
     Database: typeof Database;
     register: (db: Database.Database, deadline: { at: number; n: number }) => void;
-    /** node-sql-parser's PostgreSQL `astify` (parsing big SQL is slow: it runs here, off the main thread). */
-    parse: (sql: string) => unknown;
+    /**
+     * libpg-query's parse of long SQL (src/sql/pg/parse.ts; a script of hundreds of KB takes tens of
+     * ms: it runs here, off the main thread). A syntax error rejects with `{ syntax: true, message, cursor }`.
+     */
+    parse: (sql: string) => Promise<unknown>;
     /** Facts about a constraint violation, gathered while its transaction is still open (violation-facts.ts). */
     violation?: (db: Database.Database, sql: string, params: unknown[], code: string) => unknown;
   },
@@ -109,11 +112,15 @@ export function workerMain(
   deps.parentPort.on('message', (m: unknown) => {
     const msg = m as { close?: string; job?: WorkerJob; parse?: { id: number; sql: string } };
     if (msg.parse !== undefined) {
-      try {
-        deps.parentPort.postMessage({ id: msg.parse.id, ok: true, ast: deps.parse(msg.parse.sql) });
-      } catch (err) {
-        deps.parentPort.postMessage({ id: msg.parse.id, ok: false, code: 'pe_parse', message: String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 300) });
-      }
+      const id = msg.parse.id;
+      deps.parse(msg.parse.sql).then(
+        (ast) => deps.parentPort.postMessage({ id, ok: true, ast }),
+        (err: unknown) => {
+          const e = err as { syntax?: boolean; message?: unknown; cursor?: unknown } | null;
+          const message = String(e?.message ?? err).split('\n')[0]!.slice(0, 300);
+          deps.parentPort.postMessage({ id, ok: false, code: e?.syntax ? 'pe_syntax' : 'pe_parse', message, cursor: typeof e?.cursor === 'number' ? e.cursor : -1 });
+        },
+      );
       return;
     }
     if (msg.close !== undefined) {

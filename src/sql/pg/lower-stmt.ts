@@ -1,0 +1,408 @@
+import { EdgeError } from '../../core/errors.js';
+import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
+import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
+import { tokens, type ParsedStatement } from './parse.js';
+
+/**
+ * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
+ * (statements.ts). Every statement type and field is listed: anything else is a 400
+ * `unsupported_sql` naming it.
+ */
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Statements that reach SQLite's files, settings or extensions: never run for any caller. */
+export const NEVER_ALLOWED = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'VACUUM', 'REINDEX', 'ANALYZE']);
+
+export const neverAllowed = (word: string): EdgeError =>
+  new EdgeError('unsupported_sql', `${word} statements are never allowed: they reach SQLite's files, settings or extensions, which each project's database does not expose`, {
+    details: { construct: word },
+  });
+
+/** Postgres' statements of the same kind (by node type). */
+const REFUSED: Record<string, string> = { VacuumStmt: 'VACUUM', ReindexStmt: 'REINDEX' };
+
+export function lowerStatement(s: ParsedStatement): Node {
+  const [k, f] = kind(s.node);
+  switch (k) {
+    case 'SelectStmt':
+      return lowerSelect(s.node);
+    case 'InsertStmt':
+      return insert(f);
+    case 'UpdateStmt':
+      return update(f);
+    case 'DeleteStmt':
+      return del(f);
+    case 'CreateStmt':
+      return createTable(f);
+    case 'IndexStmt':
+      return createIndex(f);
+    case 'AlterTableStmt':
+      return alterTable(f);
+    case 'RenameStmt':
+      return rename(f);
+    case 'DropStmt':
+      return drop(f);
+    case 'CreateExtensionStmt':
+      only('CREATE EXTENSION', f, 'extname,if_not_exists,options');
+      // note: `WITH SCHEMA extensions` (Supabase's habit) names where the functions live; they are built in here.
+      for (const o of list(f.options)) if (kind(o)[1].defname !== 'schema') throw unsupported(`CREATE EXTENSION … ${String(kind(o)[1].defname).toUpperCase()}`);
+      return { type: 'create', keyword: 'extension', extension: { value: String(f.extname) }, if_not_exists: Boolean(f.if_not_exists) };
+    case 'TransactionStmt':
+      return { type: 'transaction' };
+    case 'CreatePolicyStmt':
+      return policy(f, s.text);
+  }
+  if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
+  throw unsupported(`${statementName(k)} statements`);
+}
+
+const NAMES: Record<string, string> = {
+  ViewStmt: 'CREATE VIEW',
+  CreateTrigStmt: 'CREATE TRIGGER',
+  CreateEnumStmt: 'CREATE TYPE … AS ENUM',
+  AlterEnumStmt: 'ALTER TYPE',
+  GrantStmt: 'GRANT / REVOKE',
+  CommentStmt: 'COMMENT ON',
+  DoStmt: 'DO',
+  AlterPolicyStmt: 'ALTER POLICY',
+  ExplainStmt: 'EXPLAIN',
+  CreateTableAsStmt: 'CREATE TABLE … AS',
+  CreateSeqStmt: 'CREATE SEQUENCE',
+  CreateSchemaStmt: 'CREATE SCHEMA',
+  CreateRoleStmt: 'CREATE ROLE',
+};
+
+/** `CreateFunctionStmt` → `CREATE FUNCTION`. */
+const statementName = (k: string): string =>
+  NAMES[k] ??
+  k
+    .replace(/Stmt$/, '')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toUpperCase();
+
+function returning(f: Record<string, unknown>): Node | null {
+  const r = f.returningClause as Record<string, unknown> | undefined;
+  if (!r) return null;
+  only('RETURNING', r, 'exprs');
+  return { columns: list(r.exprs).map(target) };
+}
+
+function target(t: unknown): Node {
+  const [, tf] = kind(t);
+  only('a RETURNING item', tf, 'val,name');
+  return { expr: lowerExpr(tf.val), as: typeof tf.name === 'string' ? tf.name : null };
+}
+
+function setItem(t: unknown): Node {
+  const [, tf] = kind(t);
+  if (list(tf.indirection).length) throw unsupported('assignments to subscripts or fields');
+  only('a SET item', tf, 'val,name');
+  const [vk] = kind(tf.val);
+  if (vk === 'SetToDefault') throw unsupported('SET col = DEFAULT');
+  if (vk === 'MultiAssignRef') throw unsupported('SET (a, b) = …');
+  return { column: String(tf.name), value: lowerExpr(tf.val) };
+}
+
+function insert(f: Record<string, unknown>): Node {
+  only('INSERT', f, 'relation,cols,selectStmt,onConflictClause,returningClause,override');
+  if (f.override && f.override !== 'OVERRIDING_NOT_SET') throw unsupported('OVERRIDING … VALUE');
+  const out: Node = { type: 'insert', table: [rangeVar(f.relation as Record<string, unknown>)] };
+  out.columns = list(f.cols).map((c) => {
+    const [, cf] = kind(c);
+    if (list(cf.indirection).length) throw unsupported('INSERT into subscripts or fields');
+    return String(cf.name);
+  });
+  if (!f.selectStmt) throw unsupported('INSERT … DEFAULT VALUES');
+  const [, sf] = kind(f.selectStmt);
+  const rows = list(sf.valuesLists);
+  const plainValues = rows.length && !sf.sortClause && !sf.limitCount && !sf.limitOffset && !sf.withClause;
+  if (plainValues) {
+    out.values = {
+      type: 'values',
+      values: rows.map((row) => ({
+        value: list(kind(row)[1].items).map((v) => {
+          if (kind(v)[0] === 'SetToDefault') throw unsupported('DEFAULT in VALUES (leave the column out)');
+          return lowerExpr(v);
+        }),
+      })),
+    };
+  } else out.values = lowerSelect(f.selectStmt);
+  const c = f.onConflictClause as Record<string, unknown> | undefined;
+  if (c) {
+    only('ON CONFLICT', c, 'action,infer,targetList,whereClause');
+    const infer = c.infer as Record<string, unknown> | undefined;
+    if (infer) only('an ON CONFLICT target', infer, 'indexElems');
+    const targetCols = list(infer?.indexElems).map((e) => {
+      const [, ef] = kind(e);
+      if (!ef.name) throw unsupported('ON CONFLICT on an expression');
+      return { type: 'column_ref', column: String(ef.name) };
+    });
+    const action: Node =
+      c.action === 'ONCONFLICT_NOTHING'
+        ? { type: 'origin', value: 'nothing' }
+        : { type: 'update', set: list(c.targetList).map(setItem), where: c.whereClause ? lowerExpr(c.whereClause) : null };
+    out.conflict = { target: targetCols.length ? { expr: targetCols } : null, action: { expr: action } };
+  }
+  const ret = returning(f);
+  if (ret) out.returning = ret;
+  return out;
+}
+
+function update(f: Record<string, unknown>): Node {
+  only('UPDATE', f, 'relation,targetList,whereClause,fromClause,returningClause');
+  const out: Node = { type: 'update', table: [rangeVar(f.relation as Record<string, unknown>)], set: list(f.targetList).map(setItem) };
+  if (list(f.fromClause).length) out.from = fromList(list(f.fromClause));
+  if (f.whereClause) out.where = lowerExpr(f.whereClause);
+  const ret = returning(f);
+  if (ret) out.returning = ret;
+  return out;
+}
+
+function del(f: Record<string, unknown>): Node {
+  only('DELETE', f, 'relation,whereClause,returningClause,usingClause');
+  if (list(f.usingClause).length) throw unsupported('DELETE … USING');
+  const out: Node = { type: 'delete', from: [rangeVar(f.relation as Record<string, unknown>)] };
+  if (f.whereClause) out.where = lowerExpr(f.whereClause);
+  const ret = returning(f);
+  if (ret) out.returning = ret;
+  return out;
+}
+
+const FK_ACTIONS: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
+
+function references(c: Record<string, unknown>): Node {
+  const pk = c.pktable as Record<string, unknown>;
+  const cols = list(c.pk_attrs).map(str);
+  const on_action: Node[] = [];
+  for (const [key, label] of [
+    ['fk_del_action', 'on delete'],
+    ['fk_upd_action', 'on update'],
+  ] as const) {
+    const a = FK_ACTIONS[String(c[key] ?? 'a')];
+    if (!a) throw unsupported(`${label} action ${String(c[key])}`);
+    if (a !== 'no action') on_action.push({ type: label, value: { value: a } });
+  }
+  if (c.fk_matchtype && c.fk_matchtype !== 's') throw unsupported('MATCH FULL / MATCH PARTIAL');
+  if (c.deferrable) throw unsupported('deferrable constraints');
+  return {
+    table: [{ db: typeof pk.schemaname === 'string' ? pk.schemaname : null, table: String(pk.relname) }],
+    // note: no column list means the referenced table's primary key (statements.ts reads the mark).
+    definition: (cols.length ? cols : [PRIMARY_KEY_MARK]).map((x) => ({ type: 'column_ref', column: x })),
+    on_action,
+  };
+}
+
+/** A column definition (CREATE TABLE, ALTER TABLE … ADD COLUMN); `always` is set by GENERATED ALWAYS AS IDENTITY. */
+function columnDef(f: Record<string, unknown>, table: string, mark: { always: boolean }): Node {
+  only('a column definition', f, 'colname,typeName,constraints,is_local,collClause');
+  if (f.collClause) throw unsupported('COLLATE on a column');
+  const name = String(f.colname);
+  const out: Node = { resource: 'column', column: { type: 'column_ref', column: name }, definition: typeNode(f.typeName as Record<string, unknown>) };
+  const checks: Node[] = [];
+  for (const c of list(f.constraints)) {
+    const [, cf] = kind(c);
+    switch (cf.contype) {
+      case 'CONSTR_NOTNULL':
+        out.nullable = { type: 'not null' };
+        break;
+      case 'CONSTR_NULL':
+        break;
+      case 'CONSTR_PRIMARY':
+        out.primary_key = 'primary key';
+        break;
+      case 'CONSTR_UNIQUE':
+        out.unique = 'unique';
+        break;
+      case 'CONSTR_DEFAULT':
+        out.default_val = { value: lowerExpr(cf.raw_expr) };
+        break;
+      case 'CONSTR_CHECK':
+        checks.push(lowerExpr(cf.raw_expr));
+        // note: a declared name is kept; an undeclared one gets Postgres' name (t_col_check, numbered when
+        // taken) where a violation is worded (src/sql/pg/violations.ts), from the whole table's checks.
+        out.check = typeof cf.conname === 'string' ? { definition: checks, name: cf.conname } : { definition: checks };
+        break;
+      case 'CONSTR_FOREIGN':
+        out.reference_definition = references(cf);
+        break;
+      case 'CONSTR_IDENTITY':
+        out.generated_by_default = true;
+        if (cf.generated_when === 'a') mark.always = true;
+        break;
+      case 'CONSTR_GENERATED':
+        throw unsupported('generated columns (GENERATED ALWAYS AS (…) STORED)');
+      default:
+        throw unsupported(`column constraint ${String(cf.contype).replace(/^CONSTR_/, '')}`);
+    }
+  }
+  if (checks.length > 1) throw unsupported('several CHECK constraints on one column (write one, with AND)');
+  return out;
+}
+
+function createTable(f: Record<string, unknown>): Node {
+  only('CREATE TABLE', f, 'relation,tableElts,if_not_exists,oncommit');
+  const rel = f.relation as Record<string, unknown>;
+  if (rel.relpersistence === 't') throw unsupported('temporary tables');
+  if (rel.relpersistence === 'u') throw unsupported('unlogged tables');
+  const t = rangeVar(rel);
+  const mark = { always: false };
+  const defs = list(f.tableElts).map((e) => {
+    const [ek, ef] = kind(e);
+    if (ek === 'ColumnDef') return columnDef(ef, String(t.table), mark);
+    if (ek === 'Constraint') return tableConstraint(ef);
+    if (ek === 'TableLikeClause') throw unsupported('CREATE TABLE … LIKE');
+    throw unsupported(`${ek} in CREATE TABLE`);
+  });
+  const out: Node = { type: 'create', keyword: 'table', table: [t], create_definitions: defs, if_not_exists: Boolean(f.if_not_exists) };
+  if (mark.always) out.pe_identity_always = true;
+  return out;
+}
+
+function tableConstraint(c: Record<string, unknown>): Node {
+  const keys = list(c.keys).map((k) => ({ type: 'column_ref', column: str(k) }));
+  const base: Node = { resource: 'constraint', constraint: typeof c.conname === 'string' ? c.conname : null };
+  switch (c.contype) {
+    case 'CONSTR_PRIMARY':
+      return { ...base, constraint_type: 'primary key', definition: keys };
+    case 'CONSTR_UNIQUE':
+      return { ...base, constraint_type: 'unique', definition: keys };
+    case 'CONSTR_CHECK':
+      return { ...base, constraint_type: 'check', definition: [lowerExpr(c.raw_expr)] };
+    case 'CONSTR_FOREIGN':
+      return { ...base, constraint_type: 'foreign key', definition: list(c.fk_attrs).map((k) => ({ type: 'column_ref', column: str(k) })), reference_definition: references(c) };
+  }
+  throw unsupported(`table constraint ${String(c.contype).replace(/^CONSTR_/, '')}`);
+}
+
+function createIndex(f: Record<string, unknown>): Node {
+  only('CREATE INDEX', f, 'idxname,relation,accessMethod,indexParams,whereClause,unique,if_not_exists');
+  const rel = rangeVar(f.relation as Record<string, unknown>);
+  return {
+    type: 'create',
+    keyword: 'index',
+    table: rel,
+    index: typeof f.idxname === 'string' ? f.idxname : null,
+    index_using: { type: String(f.accessMethod ?? 'btree') },
+    index_type: f.unique ? 'unique' : null,
+    if_not_exists: Boolean(f.if_not_exists),
+    where: f.whereClause ? lowerExpr(f.whereClause) : null,
+    index_columns: list(f.indexParams).map((p) => {
+      const [, pf] = kind(p);
+      only('an index column', pf, 'name,expr,ordering,nulls_ordering');
+      if (pf.nulls_ordering && pf.nulls_ordering !== 'SORTBY_NULLS_DEFAULT') throw unsupported('NULLS FIRST/LAST in an index');
+      const dir = pf.ordering === 'SORTBY_DESC' ? 'DESC' : null;
+      const e: Node = pf.name ? { type: 'column_ref', column: String(pf.name) } : lowerExpr(pf.expr);
+      return dir ? { ...e, order_by: dir } : e;
+    }),
+  };
+}
+
+function alterTable(f: Record<string, unknown>): Node {
+  only('ALTER TABLE', f, 'relation,cmds,objtype,missing_ok');
+  if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
+  const rel = rangeVar(f.relation as Record<string, unknown>);
+  const cmds = list(f.cmds);
+  if (cmds.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
+  const [, c] = kind(cmds[0]);
+  // note: IF EXISTS is read for the RLS switch only (which names a missing table as an error here).
+  if (f.missing_ok && c.subtype !== 'AT_EnableRowSecurity' && c.subtype !== 'AT_DisableRowSecurity') throw unsupported('ALTER TABLE IF EXISTS');
+  switch (c.subtype) {
+    case 'AT_EnableRowSecurity':
+    case 'AT_DisableRowSecurity':
+      if (rel.db !== null && String(rel.db) !== 'public') throw unsupported(`schema "${String(rel.db)}"`);
+      return { type: 'pe_rls', table: rel.table, enable: c.subtype === 'AT_EnableRowSecurity' };
+    case 'AT_ForceRowSecurity':
+    case 'AT_NoForceRowSecurity':
+      throw unsupported(`ALTER TABLE … ${c.subtype === 'AT_ForceRowSecurity' ? 'FORCE' : 'NO FORCE'} ROW LEVEL SECURITY`);
+    case 'AT_AddColumn': {
+      if (c.missing_ok) throw unsupported('ADD COLUMN IF NOT EXISTS');
+      const mark = { always: false };
+      const col = columnDef(kind(c.def)[1], String(rel.table), mark);
+      if (mark.always) throw unsupported('identity columns other than the primary key');
+      return { type: 'alter', keyword: 'table', table: [rel], expr: [{ ...col, action: 'add' }] };
+    }
+    case 'AT_DropColumn':
+      if (c.behavior === 'DROP_CASCADE') throw unsupported('DROP COLUMN … CASCADE');
+      if (c.missing_ok) throw unsupported('DROP COLUMN IF EXISTS');
+      return { type: 'alter', keyword: 'table', table: [rel], expr: [{ action: 'drop', resource: 'column', column: { type: 'column_ref', column: String(c.name) } }] };
+  }
+  throw unsupported(`ALTER TABLE … ${String(c.subtype).replace(/^AT_/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`);
+}
+
+function rename(f: Record<string, unknown>): Node {
+  const rel = rangeVar(f.relation as Record<string, unknown>);
+  if (f.missing_ok) throw unsupported('ALTER TABLE IF EXISTS');
+  if (f.renameType === 'OBJECT_COLUMN' && f.relationType === 'OBJECT_TABLE') {
+    return { type: 'alter', keyword: 'table', table: [rel], expr: [{ action: 'rename', resource: 'column', old_column: { column: String(f.subname) }, column: { column: String(f.newname) } }] };
+  }
+  if (f.renameType === 'OBJECT_TABLE') return { type: 'alter', keyword: 'table', table: [rel], expr: [{ action: 'rename', resource: 'table', table: String(f.newname) }] };
+  throw unsupported(`ALTER ${String(f.renameType).replace(/^OBJECT_/, '')} … RENAME`);
+}
+
+function drop(f: Record<string, unknown>): Node {
+  only('DROP', f, 'objects,removeType,behavior,missing_ok,concurrent');
+  if (f.concurrent) throw unsupported('DROP INDEX CONCURRENTLY');
+  const names = list(f.objects).map((o) => list(kind(o)[1].items).map(str));
+  const prefix = f.missing_ok ? 'IF EXISTS' : null;
+  const cascade = f.behavior === 'DROP_CASCADE' ? 'cascade' : null;
+  const qualified = (parts: string[]) => {
+    if (parts.length > 2) throw unsupported(`the name ${parts.join('.')}`);
+    return parts.length === 2 ? { db: parts[0], table: parts[1] } : { db: null, table: parts[0] };
+  };
+  if (f.removeType === 'OBJECT_TABLE') return { type: 'drop', keyword: 'table', prefix, name: names.map((p) => ({ ...qualified(p), as: cascade })) };
+  if (f.removeType === 'OBJECT_INDEX') {
+    if (cascade) throw unsupported('DROP INDEX … CASCADE');
+    return { type: 'drop', keyword: 'index', prefix, name: names.map((p) => ({ type: 'column_ref', ...((q) => ({ table: q.db, column: q.table }))(qualified(p)) })) };
+  }
+  throw unsupported(`DROP ${String(f.removeType).replace(/^OBJECT_/, '').replaceAll('_', ' ')}`);
+}
+
+/**
+ * `CREATE POLICY`: the expressions stay text, compiled against the table by the RLS compiler
+ * (query.ts); their text is cut from the statement at the parentheses after USING and WITH
+ * CHECK, found with Postgres' own lexer.
+ */
+function policy(f: Record<string, unknown>, text: string): Node {
+  only('CREATE POLICY', f, 'policy_name,table,cmd_name,permissive,roles,qual,with_check');
+  if (!f.permissive) throw unsupported('restrictive policies (AS RESTRICTIVE): policies here are permissive');
+  const rel = rangeVar(f.table as Record<string, unknown>);
+  if (rel.db !== null && String(rel.db) !== 'public') throw unsupported(`policies on tables outside the public schema ("${String(rel.db)}")`);
+  const roles = list(f.roles).map((r) => {
+    const [, rf] = kind(r);
+    if (rf.roletype === 'ROLESPEC_PUBLIC') return 'public';
+    if (rf.roletype !== 'ROLESPEC_CSTRING') throw unsupported('policies for CURRENT_USER or SESSION_USER');
+    return String(rf.rolename);
+  });
+  const texts = clauseTexts(text);
+  if ((f.qual !== undefined) !== (texts.using !== null) || (f.with_check !== undefined) !== (texts.check !== null)) {
+    throw new EdgeError('invalid_request', 'CREATE POLICY: could not read its USING / WITH CHECK expressions');
+  }
+  return { type: 'pe_policy', name: String(f.policy_name), table: rel.table, command: String(f.cmd_name ?? 'all'), roles, using: texts.using, check: texts.check };
+}
+
+/** The text inside `USING ( … )` and `WITH CHECK ( … )` at the top level of a statement. */
+function clauseTexts(text: string): { using: string | null; check: string | null } {
+  const ts = tokens(text);
+  const out: { using: string | null; check: string | null } = { using: null, check: null };
+  const group = (i: number): string | null => {
+    if (ts[i]?.text !== '(') return null;
+    let depth = 0;
+    for (let j = i; j < ts.length; j++) {
+      if (ts[j]!.text === '(') depth++;
+      else if (ts[j]!.text === ')' && --depth === 0) return text.slice(ts[i]!.end, ts[j]!.start);
+    }
+    return null;
+  };
+  let depth = 0;
+  for (let i = 0; i < ts.length; i++) {
+    const t = ts[i]!.text.toLowerCase();
+    if (t === '(') depth++;
+    else if (t === ')') depth--;
+    if (depth !== 0) continue;
+    if (t === 'using' && out.using === null) out.using = group(i + 1);
+    else if (t === 'with' && ts[i + 1]?.text.toLowerCase() === 'check' && out.check === null) out.check = group(i + 2);
+  }
+  return out;
+}
+
