@@ -1,13 +1,17 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadParser } from '../../src/sql/pg/parse.js';
-import { cachedTranslation, translate } from '../../src/sql/pg/translate.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SchemaLookup } from '../../src/sql/pg/types.js';
-
-beforeAll(loadParser);
 
 // The translation cache of raw SQL (docs/sql.md): 500 SQL texts (least recently used dropped,
 // a tenth at once), the 4 newest cache keys (project and schema version) per text, texts up
-// to 16 KiB. The cache is per module, so this file starts with it empty; the size test runs first.
+// to 16 KiB. The cache is per module: this file imports the translator afresh (unit files share
+// a process, vitest.config.ts), so it starts with the cache empty; the size test runs first.
+let cachedTranslation: typeof import('../../src/sql/pg/translate.js').cachedTranslation;
+let translate: typeof import('../../src/sql/pg/translate.js').translate;
+beforeAll(async () => {
+  vi.resetModules();
+  await (await import('../../src/sql/pg/parse.js')).loadParser();
+  ({ cachedTranslation, translate } = await import('../../src/sql/pg/translate.js'));
+});
 
 const schema: SchemaLookup = (t) =>
   t === 'todos'
