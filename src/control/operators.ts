@@ -1,5 +1,5 @@
-import { hash, verify } from '@node-rs/argon2';
 import { EdgeError, conflict, invalidField } from '../core/errors.js';
+import { argon2 } from './argon2.js';
 import type { ControlStore } from './control-store.js';
 
 export const OPERATOR_SESSION_MS = 7 * 24 * 3600_000;
@@ -29,7 +29,7 @@ export class Operators {
       throw invalidField('password', 'must be 8 to 256 characters');
     }
     if (this.#store.findOperator(e)) throw conflict(`operator ${e} already exists`);
-    const op = this.#store.createOperator(e, password === null ? null : await hash(password));
+    const op = this.#store.createOperator(e, password === null ? null : await (await argon2()).hash(password));
     return { id: op.id, email: op.email };
   }
 
@@ -44,6 +44,7 @@ export class Operators {
 
   async login(email: string, password: string): Promise<{ token: string; expires_at: string }> {
     const op = this.#store.findOperator(email.trim().toLowerCase());
+    const { hash, verify } = await argon2();
     dummyHash ??= hash('not-a-real-password-0000');
     const ok = await verify(op?.password_hash ?? (await dummyHash), password).catch(() => false);
     if (!op || !op.password_hash || !ok) throw new EdgeError('invalid_credentials', 'invalid e-mail or password');

@@ -1,4 +1,5 @@
-import { hash, verify, type Options } from '@node-rs/argon2';
+import type { Options } from '@node-rs/argon2';
+import { argon2 } from '../../control/argon2.js';
 
 /**
  * argon2id with the OWASP Password Storage Cheat Sheet baseline: 19 MiB, 2 passes,
@@ -13,7 +14,7 @@ export const ARGON2: Options = {
   outputLen: 32,
 };
 
-export const hashPassword = (password: string): Promise<string> => hash(password, ARGON2);
+export const hashPassword = async (password: string): Promise<string> => (await argon2()).hash(password, ARGON2);
 
 let dummy: Promise<string> | null = null;
 
@@ -23,6 +24,7 @@ let dummy: Promise<string> | null = null;
  * answers take about as long.
  */
 export async function checkPassword(stored: string | null, password: string): Promise<boolean> {
+  const { hash, verify } = await argon2();
   if (stored === null) {
     dummy ??= hash('dummy password for timing', ARGON2);
     await verify(await dummy, password).catch(() => false);
