@@ -1,6 +1,5 @@
 #!/usr/bin/env -S node --no-node-snapshot
 // Thin entry: runs the bundled CLI (built by `npm run build`, which `npm install` runs).
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { isatty } from 'node:tty';
@@ -23,6 +22,8 @@ const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? 
 
 // note: only `serve` runs functions; the other commands (project, key, operator, help) start once.
 if (!hasFlag && process.env[LINKED] === undefined && process.argv[2] === 'serve') {
+  // note: imported here, not above: a server started with the flag never loads child_process (~13 ms).
+  const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     env: { ...process.env, [LINKED]: '3' },
