@@ -1,3 +1,4 @@
+import { families } from './corpus-families.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -497,6 +498,7 @@ const raw: Array<string | Entry> = [
   o(`select title, array[title, 'x'] as pair from books order by id`),
   `select 'a' = any(array['a', 'b']) as found`,
   u(`select array[1, 2]`),
+  ...families,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),
