@@ -7,7 +7,8 @@ import type { ColumnDef } from '../../sql/table-model.js';
  */
 export type TypedColumn = Pick<ColumnDef, 'name' | 'type' | 'nullable'>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID as the rows API and GraphQL take it (any case; stored lower case). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 // note: with the u flag a surrogate range matches only unpaired halves (String#isWellFormed is ES2024).
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;

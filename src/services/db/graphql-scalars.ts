@@ -1,4 +1,5 @@
 import { GraphQLError, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
+import { UUID } from './column-values.js';
 
 /**
  * The custom scalars of the GraphQL schema (docs/api.md "GraphQL types"): `UUID` (uuid),
@@ -7,7 +8,6 @@ import { GraphQLError, GraphQLScalarType, Kind, print, type ValueNode } from 'gr
  * variable is a 400 before anything runs, a bad literal a validation error (400), a stored
  * value that is not of the type a field error.
  */
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A date, or a date and time (`T` or a space between) with an optional zone (`Z`, `±hh`, `±hh:mm`). */
 const DATE_TIME_RE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 const INT_RE = /^-?\d{1,19}$/;
@@ -16,7 +16,7 @@ const clip = (s: string): string => (s.length > 40 ? `${s.slice(0, 40)}…` : s)
 const show = (v: unknown): string => clip(typeof v === 'string' ? JSON.stringify(v) : String(JSON.stringify(v) ?? v));
 
 function uuid(v: unknown): string {
-  if (typeof v !== 'string' || !UUID_RE.test(v)) throw new GraphQLError(`UUID cannot represent ${show(v)}: expected 8-4-4-4-12 hex digits`);
+  if (typeof v !== 'string' || !UUID.test(v)) throw new GraphQLError(`UUID cannot represent ${show(v)}: expected 8-4-4-4-12 hex digits`);
   return v.toLowerCase();
 }
 
