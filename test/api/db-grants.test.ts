@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call as callAs, deploy, invoke, type Answer } from '../helpers/functions.js';
-import { openEventSource } from '../helpers/realtime.js';
+import { openEventSource, openRtSocket } from '../helpers/realtime.js';
 
 // GRANT/REVOKE of table privileges through POST /db/query, as a Supabase migration writes them,
 // enforced on every path for anon (publishable key), authenticated (a user's token) and
@@ -131,6 +131,8 @@ describe('SELECT revoked from one role', () => {
         ]) {
           denied(await sql(q, who), 'notes');
         }
+        // A point lookup (answered on the main thread once its translation is cached) too.
+        for (let i = 0; i < 3; i++) denied(await sql('select title from notes where id = $1', who, [noteId]), 'notes');
         // JSON-RPC: the same error in error.data.
         const lr = await rpc('db.list', { table: 'notes' }, who);
         expect(lr.body.error).toMatchObject({ code: -32000, message: 'permission denied for table notes', data: { code: 'forbidden', status: 403, details: { sqlstate: '42501', table: 'notes' } } });
@@ -152,6 +154,7 @@ describe('SELECT revoked from one role', () => {
       for (const who of [as(role)]) {
         expect((await call('GET', '/db/tables/notes/rows', undefined, who)).status).toBe(200);
         expect((await sql('select title from notes', who)).body.rows).toEqual([{ title: 'first' }]);
+        expect((await sql('select title from notes where id = $1', who, [noteId])).body.rows).toEqual([{ title: 'first' }]);
       }
     });
   }
@@ -292,6 +295,13 @@ describe('realtime', () => {
       const res = await fetch(sseUrl('table=notes'));
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ error: { code: 'forbidden', message: 'permission denied for table notes', details: { sqlstate: '42501', table: 'notes' } } });
+      // The WebSocket upgrade is refused the same way.
+      const err = (await openRtSocket(`${s.url.replace('http', 'ws')}/realtime/ws?table=notes&apikey=${s.keys.publishable}`).then(
+        () => null,
+        (e: { status: number; body: string }) => e,
+      ))!;
+      expect(err.status).toBe(403);
+      expect(JSON.parse(err.body).error).toMatchObject({ code: 'forbidden', message: 'permission denied for table notes' });
       // The same stream for a signed-in user opens.
       const ok2 = openEventSource(sseUrl('table=notes', user.token));
       try {
