@@ -93,6 +93,27 @@ describe('defaults and the statements themselves', () => {
     expect(r.results[3].notices[0]).toMatch(/ALTER DEFAULT PRIVILEGES/);
   });
 
+  it("a Supabase migration's grants run in the script that creates the table", async () => {
+    const r = await ok(`create table public.todos (id uuid primary key default gen_random_uuid(), task text);
+      alter table public.todos enable row level security;
+      create policy "read all" on public.todos for select using (true);
+      create policy "add any" on public.todos for insert with check (true);
+      grant usage on schema public to anon, authenticated;
+      grant all on table public.todos to anon, authenticated, service_role;
+      revoke insert, update, delete on public.todos from anon`);
+    expect(r.results.map((x: { command: string }) => x.command)).toEqual(['CREATE TABLE', 'ALTER TABLE', 'CREATE POLICY', 'CREATE POLICY', 'GRANT', 'GRANT', 'REVOKE']);
+    expect(r.results.map((x: { notices?: string[] }) => x.notices?.length ?? 0)).toEqual([0, 0, 0, 0, 1, 0, 0]);
+    expect((await call('GET', '/db/tables/todos/rows', undefined, anon())).status).toBe(200);
+    denied(await call('POST', '/db/tables/todos/rows', { data: { task: 'x' } }, anon()), 'todos');
+    // GRANT … TO PUBLIC is a grant to all three roles; REVOKE … FROM PUBLIC leaves their own grants (a notice says so).
+    expect((await ok('revoke all on todos from public')).notices).toHaveLength(1);
+    expect((await call('GET', '/db/tables/todos/rows', undefined, anon())).status).toBe(200);
+    await ok('grant insert on todos to public');
+    const w = await call('POST', '/db/tables/todos/rows', { data: { task: 'x' } }, anon());
+    expect(w.status, w.text).toBe(201);
+    await ok('drop table todos');
+  });
+
   it('refuses what it cannot record, by name, and changes nothing', async () => {
     const col = await sql('revoke select (title) on notes from anon');
     expect(col.status).toBe(400);
