@@ -100,8 +100,11 @@ export function lowerDefaultPrivileges(f: Record<string, unknown>): Node {
 }
 
 const UPSERT_REVOKE = `ON CONFLICT (tbl, grantee) DO UPDATE SET privileges = "_svc_meta.grants".privileges & excluded.privileges`;
-/** The project's tables in public, as the statement runs (so a table an earlier statement of the script made counts). */
-const PUBLIC_TABLES = `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE '\\_svc\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND instr(name, '.') = 0`;
+/**
+ * The project's tables (and views: Postgres' ALL TABLES includes them) in public, as the statement
+ * runs, so a table an earlier statement of the script made counts.
+ */
+const PUBLIC_TABLES = `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE '\\_svc\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND instr(name, '.') = 0`;
 
 /** The statement of a lowered `pe_grant` node: its writes to `_svc_meta.grants`, and its notices. */
 export function grantStatement(n: Node, em: Emitter): Statement {
