@@ -37,6 +37,10 @@ function denied(r: Answer, table: string): void {
 }
 
 let noteId = '';
+// One function that runs any ctx.db operation as its caller, answering its value or its error.
+const DB_FN = `export default async ({ op, args }, ctx) => {
+  try { return { ok: await ctx.db[op](...args) }; } catch (e) { return { code: e.code, status: e.status, message: e.message }; }
+};`;
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -52,6 +56,7 @@ beforeAll(async () => {
             insert into books (title, author_id) values ('Notes', '00000000-0000-4000-8000-000000000001');
             insert into secrets (title) values ('s1')`);
   noteId = (await rows('notes'))[0]!.id as string;
+  await deploy(s, 'dbop', DB_FN);
 });
 afterAll(() => s.close());
 
@@ -162,6 +167,11 @@ describe('SELECT revoked from one role', () => {
         // GraphQL: the field's error carries our code.
         const g = await gql('{ notes { title } }', who);
         expect(g.body.errors?.[0]).toMatchObject({ message: 'permission denied for table notes', extensions: { code: 'forbidden' } });
+        // Functions' ctx.db, as the caller.
+        const fl = await invoke(s, 'dbop', { op: 'list', args: ['notes'] }, who);
+        expect(fl.body.result).toEqual({ code: 'forbidden', status: 403, message: 'permission denied for table notes' });
+        const fq = await invoke(s, 'dbop', { op: 'query', args: ['select count(*) from notes', []] }, who);
+        expect(fq.body.result).toEqual({ code: 'forbidden', status: 403, message: 'permission denied for table notes' });
         // The other roles are unaffected.
         for (const other of ROLES.filter((r) => r !== role)) {
           expect((await call('GET', '/db/tables/notes/rows', undefined, as(other))).status).toBe(200);
@@ -215,9 +225,14 @@ describe('writes revoked', () => {
         expect(m.body.errors?.[0]).toMatchObject({ message: 'permission denied for table notes', extensions: { code: 'forbidden' } });
         const del = await gql(`mutation { delete_notes(id: "${noteId}") }`, who);
         expect(del.body.errors?.[0]?.extensions.code).toBe('forbidden');
-        await deploy(s, 'writer', `export default async (a, ctx) => { try { return await ctx.db.insert('notes', { title: 'no' }); } catch (e) { return { code: e.code, status: e.status, message: e.message }; } };`);
-        const fn = await invoke(s, 'writer', null, who);
-        expect(fn.body.result).toEqual({ code: 'forbidden', status: 403, message: 'permission denied for table notes' });
+        for (const [op, args] of [
+          ['insert', ['notes', { title: 'no' }]],
+          ['update', ['notes', noteId, { title: 'no' }]],
+          ['delete', ['notes', noteId]],
+        ] as const) {
+          const fn = await invoke(s, 'dbop', { op, args }, who);
+          expect(fn.body.result).toEqual({ code: 'forbidden', status: 403, message: 'permission denied for table notes' });
+        }
         // Reading still works for that role.
         expect((await call('GET', `/db/tables/notes/rows/${noteId}`, undefined, who)).status).toBe(200);
       } finally {
