@@ -3,6 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
+import { typeStatement } from './types-ddl.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -14,7 +15,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT';
 
 export interface Statement {
   command: Command;
@@ -41,6 +42,10 @@ export interface Statement {
   policy?: { name: string; table: string; add: Partial<Record<PolicyOp, string>> };
   /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
   rls?: { table: string; enable: boolean };
+  /** Postgres' NOTICEs of the statement (what it did instead, what it skipped), answered as `notices`. */
+  notices?: string[];
+  /** CREATE/ALTER/DROP TYPE: the enum's labels afterwards (null: dropped), for later statements of the script. */
+  enumEffect?: { name: string; labels: string[] | null };
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -91,6 +96,8 @@ export function statement(n: Node, em: Emitter): Statement {
     case 'pe_policy':
       return createPolicy(n, em);
   }
+  const typed = typeStatement(n, em);
+  if (typed) return typed;
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
 
