@@ -149,6 +149,22 @@ describe('the user-management starter', () => {
   });
 });
 
+describe('the adopted fields are user fields', () => {
+  it('PUT /auth/user-fields can remove them, with their unique index', async () => {
+    const fields = (await call('GET', '/auth/user-fields', undefined, svc())).body.fields as Array<{ name: string }>;
+    const keep = fields.filter((f) => f.name !== 'username' && f.name !== 'bio' && f.name !== 'age');
+    const put = await call('PUT', '/auth/user-fields', { fields: keep }, svc());
+    expect(put.status, put.text).toBe(200);
+    const idx = await s.readBackup((db) => db.prepare(`select name from sqlite_schema where type = 'index' and tbl_name = 'profiles' and sql is not null`).all());
+    expect(idx).toEqual([]);
+    expect((await sql(`select username from profiles`)).status).toBe(400);
+    // and the starter adopts it again
+    const again = await sql(STARTER.split('-- Set up')[0]!);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.notices[0]).toBe('profiles exists (one row per user): adopted, with username (text) as user fields');
+  });
+});
+
 describe('what adoption refuses', () => {
   it('a column whose type clashes with a field is a 400 naming it, and nothing changes', async () => {
     const r = await sql(`create table profiles (id uuid primary key references auth.users, username int, nickname text)`);
@@ -164,7 +180,7 @@ describe('what adoption refuses', () => {
     const reserved = await sql(`create table profiles (id uuid primary key references auth.users, email text)`);
     expect(reserved.status).toBe(400);
     const fields = await call('GET', '/auth/user-fields', undefined, svc());
-    expect(fields.body.fields.map((f: { name: string }) => f.name)).toEqual(['username', 'full_name', 'avatar_url', 'website']);
+    expect(fields.body.fields.map((f: { name: string }) => f.name)).toEqual(['full_name', 'avatar_url', 'website', 'username']);
   });
 
   it('a profiles table that is not keyed to auth.users is the table that already exists (42P07)', async () => {
