@@ -187,8 +187,11 @@ describe('what adoption refuses', () => {
     for (const q of [`create table profiles (id uuid primary key, bio text)`, `create table profiles (id text primary key references auth.users, bio text)`, `create table public.profiles (id uuid references auth.users, bio text)`]) {
       const r = await sql(q);
       expect(r.status, q).toBe(400);
-      expect(r.body.error.message, q).toMatch(/already exists/);
+      expect(r.body.error.message, q).toBe('relation "profiles" already exists');
+      expect(r.body.error.details, q).toEqual({ sqlstate: '42P07' });
     }
+    const skip = await sql(`create table if not exists profiles (id uuid primary key, bio text)`);
+    expect(skip.body.notices).toEqual(['relation "profiles" already exists, skipping']);
   });
 
   it('says what the user-field model does not keep', async () => {

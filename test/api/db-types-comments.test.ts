@@ -76,6 +76,9 @@ describe('CREATE TYPE … AS ENUM', () => {
       { day: 6, feeling: 'ecstatic' },
     ]);
     expect((await ok(`select 'meh'::mood as m`)).rows).toEqual([{ m: 'meh' }]);
+    // ORDER BY an enum column follows the declaration order, as in Postgres
+    expect((await ok(`select feeling from diary order by feeling, day`)).rows.map((r: { feeling: string }) => r.feeling)).toEqual(['sad', 'sad', 'meh', 'ok', 'ok', 'ecstatic']);
+    expect((await ok(`select d.day from diary d order by d.feeling desc, d.day limit 2`)).rows).toEqual([{ day: 6 }, { day: 3 }]);
     // stored: the labels in declaration order, the column TEXT (SQLite's declared type names the enum)
     const stored = await s.readBackup((db) => ({
       labels: (db.prepare(`select labels from "_svc_meta.enums" where name = 'mood'`).get() as { labels: string }).labels,

@@ -53,7 +53,7 @@ const isAuthUsers = (r: Node | undefined): boolean => {
 const clash = (column: string, message: string): EdgeError =>
   new EdgeError('invalid_request', `column "${column}" of profiles: ${message}`, { details: { sqlstate: '42804', table: PROFILES, column } });
 
-/** The adoption's statement, or null when this CREATE TABLE is not one (another table, or not the starter's key). */
+/** The adoption's statement; null for another table. */
 export function adoptProfiles(n: Node, em: Emitter, phys: string): Statement | null {
   if (phys !== PROFILES) return null;
   const current = em.opts.schema(PROFILES);
@@ -62,12 +62,12 @@ export function adoptProfiles(n: Node, em: Emitter, phys: string): Statement | n
   const columns = defs.filter((d) => d.resource === 'column');
   const constraints = defs.filter((d) => d.resource === 'constraint');
   const id = columns.find((c) => columnName(c.column as Node) === 'id');
-  if (!id || pgTypeOf(typeNameOf(id.definition as Node)) !== 'uuid') return null;
+  if (!id || pgTypeOf(typeNameOf(id.definition as Node)) !== 'uuid') return exists(n);
   const keyCols = (d: Node) => ((d.definition as Node[] | undefined) ?? []).map((k) => columnName(k));
   const tableType = (d: Node) => String(d.constraint_type ?? '').toLowerCase();
   const pk = Boolean(id.primary_key) || constraints.some((d) => tableType(d) === 'primary key' && keyCols(d).join() === 'id');
   const fk = isAuthUsers(id.reference_definition as Node | undefined) || constraints.some((d) => tableType(d) === 'foreign key' && keyCols(d).join() === 'id' && isAuthUsers(d.reference_definition as Node));
-  if (!pk || !fk) return null;
+  if (!pk || !fk) return exists(n);
 
   const notices: string[] = [];
   const steps: Step[] = [];
@@ -150,6 +150,12 @@ export function adoptProfiles(n: Node, em: Emitter, phys: string): Statement | n
     indexes: [],
   };
   return { command: 'CREATE TABLE', steps, columns: [], readOnly: false, effect: { table: PROFILES, columns: all }, adopted: true, catalogDef, notices };
+}
+
+/** Any other CREATE TABLE profiles: the table exists, as Postgres says (IF NOT EXISTS: its notice, nothing done). */
+function exists(n: Node): Statement {
+  if (n.if_not_exists) return { command: 'CREATE TABLE', steps: [], columns: [], readOnly: false, notices: ['relation "profiles" already exists, skipping'] };
+  throw new EdgeError('invalid_request', 'relation "profiles" already exists', { details: { sqlstate: '42P07' } });
 }
 
 /** Column names an expression tree names (column_ref nodes). */

@@ -1,7 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
-import { type Emitter, type Expr, literalText, type Node, unsupported } from './emit.js';
+import { columnName, type Emitter, type Expr, literalText, type Node, type Source, unsupported } from './emit.js';
 import { NOW, type Statement, type Step } from './statements.js';
 
 /**
@@ -84,6 +84,23 @@ export function enumCast(em: Emitter, type: string, e: Expr): Expr | null {
   const x = `CAST(${e.sql} AS TEXT)`;
   const msg = quoteLiteral(`invalid input value for enum ${name}: "`);
   return r(`(CASE WHEN ${x} IS NULL OR ${x} IN (${labels.map(quoteLiteral).join(', ')}) THEN ${x} ELSE ${em._fn('pe_error', `${msg} || ${x} || '"'`)} END)`);
+}
+
+/**
+ * ORDER BY a column of an enum type: by the labels' declaration order, as Postgres sorts
+ * enums (a CASE over the labels known when translated; ADD VALUE changes the schema version,
+ * so no cached translation keeps an old order). Null for any other expression.
+ */
+export function enumOrderKey(em: Emitter, e: Node, scope: Source[]): string | null {
+  if (e.type !== 'column_ref') return null;
+  const name = columnName(e);
+  const table = typeof e.table === 'string' ? e.table.toLowerCase() : null;
+  const r = em._resolve(table, name, scope);
+  const en = r?.source.columns?.find((c) => c.name === name)?.enum;
+  const labels = en ? enumLabels(em, en) : null;
+  if (!labels) return null;
+  const x = em.expr(e, scope).sql;
+  return `(CASE ${x} ${labels.map((l, i) => `WHEN ${quoteLiteral(l)} THEN ${i}`).join(' ')} END)`;
 }
 
 function checkLabel(label: string): void {
