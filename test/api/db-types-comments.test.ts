@@ -103,6 +103,20 @@ describe('CREATE TYPE … AS ENUM', () => {
     await fails(`update posts set mood = 'x'`, 400, '22P02', /invalid input value for enum mood: "x"/);
     await ok(`update posts set mood = 'happy' where id = 1`);
     await ok(`alter table posts drop column mood`);
+    // renamed table and column keep their checks, and the column can still be dropped
+    await ok(`alter table posts add column m2 mood; alter table posts rename to articles; alter table articles rename column m2 to feel`);
+    await fails(`insert into articles (title, feel) values ('c', 'nah')`, 400, '22P02', /invalid input value for enum mood: "nah"/);
+    await ok(`insert into articles (title, feel) values ('c', 'ok')`);
+    await ok(`alter table articles drop column feel; alter table articles rename to posts`);
+    const triggers = await s.readBackup((db) => db.prepare(`select name from sqlite_schema where type = 'trigger' and name like 'pe_enum_%' order by name`).all());
+    expect(triggers).toEqual([
+      { name: 'pe_enum_insert_diary_feeling' },
+      { name: 'pe_enum_insert_posts_status' },
+      { name: 'pe_enum_update_diary_feeling' },
+      { name: 'pe_enum_update_posts_status' },
+    ]);
+    // a default must be a label
+    await fails(`create table bad_default (id int primary key, m mood default 'nah')`, 400, '22P02', /invalid input value for enum mood: "nah"/);
   });
 
   it('GET /db/tables, /db/schema and GraphQL show the type', async () => {

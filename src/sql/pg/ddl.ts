@@ -4,7 +4,7 @@ import { Emitter, type Node, PRIMARY_KEY_MARK, columnName, unsupported } from '.
 import { isReservedName, reservedRefusal } from './reserved.js';
 import { DECLTYPE, type PgType, pgTypeOf, toCatalogType, typeNameOf } from './types.js';
 import { type CatalogDef, NOW, type Statement, type Step } from './statements.js';
-import { commentSteps, dropEnumTriggers, enumDecl, enumLabels, enumTriggers } from './types-ddl.js';
+import { commentSteps, dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers, renameEnumTriggers } from './types-ddl.js';
 import { indexMethod } from './index-methods.js';
 import { adoptProfiles } from './profiles-adopt.js';
 
@@ -170,7 +170,9 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   if (unique) parts.push('UNIQUE');
   const dv = d.default_val as Node | undefined;
   if (dv) {
-    const e = em.coerce(em.expr((dv.value as Node) ?? dv, []), type);
+    const v = em.expr((dv.value as Node) ?? dv, []);
+    // note: an enum column's default must be one of its labels (checked now, as Postgres does).
+    const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
     parts.push(`DEFAULT (${e.sql})`);
   }
   if (def.length && type === 'text' && /CHAR/i.test(raw)) {
@@ -335,6 +337,7 @@ export function alter(n: Node, em: Emitter): Statement {
       steps: [
         { sql: `ALTER TABLE ${q} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}` },
         commentSteps.renameColumn(phys, from, to),
+        ...renameEnumTriggers(columns, phys, phys, (c) => (c === from ? to : c)),
         {
           sql: `UPDATE "_svc_meta.tables" SET def = json_set(def, '$.columns', (SELECT json_group_array(json_set(value, '$.name', CASE WHEN json_extract(value, '$.name') = ? THEN ? ELSE json_extract(value, '$.name') END)) FROM json_each(def, '$.columns'))) WHERE name = ?`,
           fixed: [from, to, phys],
@@ -354,6 +357,7 @@ export function alter(n: Node, em: Emitter): Statement {
         { sql: `UPDATE "_svc_meta.tables" SET name = ? WHERE name = ?`, fixed: [to, phys] },
         { sql: `UPDATE "_svc_meta.rls" SET tbl = ? WHERE tbl = ?`, fixed: [to, phys] },
         commentSteps.renameTable(phys, to),
+        ...renameEnumTriggers(columns, phys, to, (c) => c),
       ],
       columns: [],
       readOnly: false,

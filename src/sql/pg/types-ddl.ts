@@ -3,6 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { columnName, type Emitter, type Expr, literalText, type Node, type Source, unsupported } from './emit.js';
 import { NOW, type Statement, type Step } from './statements.js';
+import type { ColumnType } from './types.js';
 
 /**
  * Enum types and comments (docs/sql.md "Enum types", "Comments"): `CREATE TYPE … AS ENUM`,
@@ -67,6 +68,19 @@ const triggerName = (table: string, column: string, op: string): string => `pe_e
 /** Steps that drop a column's enum triggers (before DROP COLUMN: SQLite refuses to drop a column a trigger names). */
 export const dropEnumTriggers = (table: string, column: string): Step[] =>
   ['insert', 'update'].map((op) => ({ sql: `DROP TRIGGER IF EXISTS ${quoteIdent(triggerName(table, column, op))}` }));
+
+/**
+ * After RENAME TO / RENAME COLUMN: the enum triggers again under the names DROP COLUMN looks
+ * for (SQLite keeps a renamed table's triggers, and rewrites their column names, but not their names).
+ */
+export function renameEnumTriggers(columns: ColumnType[] | null, from: string, to: string, rename: (column: string) => string): Step[] {
+  const steps: Step[] = [];
+  for (const c of columns ?? []) {
+    if (!c.enum || (from === to && rename(c.name) === c.name)) continue;
+    steps.push(...dropEnumTriggers(from, c.name), ...enumTriggers(to, rename(c.name), c.enum));
+  }
+  return steps;
+}
 
 /** `x::mood`: a text value that must be one of the labels (a literal is checked now). Null when `type` is no enum. */
 export function enumCast(em: Emitter, type: string, e: Expr): Expr | null {
