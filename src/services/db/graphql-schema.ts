@@ -100,7 +100,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       t.def.name,
       new GraphQLObjectType({
         name: t.def.name,
-        description: `Rows of table "${t.def.name}" (${t.def.kind}).`,
+        description: t.def.comment ?? `Rows of table "${t.def.name}" (${t.def.kind}).`,
         fields: () => objectFields(b, t),
       }),
     );
@@ -237,12 +237,13 @@ function inputs(t: TableInfo): { insert: GraphQLInputObjectType; set: GraphQLInp
 
 function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig<Row, Ctx>> {
   const { db, tables, types } = b;
-  const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID) } };
+  const sc = t.def.systemComments ?? {};
+  const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID), ...described(sc.id) } };
   if (t.def.kind === 'document') f.data = { type: new GraphQLNonNull(JSONScalar) };
-  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type]) };
+  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type]), ...described(columnDescription(c)) };
   if (t.def.stamps !== false) {
-    f.created_at = { type: new GraphQLNonNull(DateTimeScalar) };
-    f.updated_at = { type: new GraphQLNonNull(DateTimeScalar) };
+    f.created_at = { type: new GraphQLNonNull(DateTimeScalar), ...described(sc.created_at) };
+    f.updated_at = { type: new GraphQLNonNull(DateTimeScalar), ...described(sc.updated_at) };
   }
   // Foreign keys: `author_id` → `author` (or `<col>_ref`), resolved by a batched loader.
   for (const c of t.def.columns) {
@@ -289,3 +290,12 @@ function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig
   }
   return f;
 }
+
+/** A field's description: its `COMMENT ON COLUMN`, and for an enum column the type's name (the value is a String). */
+function columnDescription(c: TableInfo['def']['columns'][number]): string | undefined {
+  const en = c.enum ? `enum ${c.enum}` : undefined;
+  if (c.comment !== undefined) return en ? `${c.comment}\n\n(${en})` : c.comment;
+  return en;
+}
+
+const described = (d: string | undefined): { description?: string } => (d === undefined ? {} : { description: d });

@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { enumOrderKey } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { tableFunction } from './from-functions.js';
@@ -173,6 +174,8 @@ export function emitOrderExpr(em: Emitter, e: Node, scope: Source[], columns: Co
     // note: an interval is shown as text; it sorts by its length in time (pe_interval_key), as in Postgres.
     if (a && !em._resolve(null, name, scope)) return a.type === 'interval' ? em._fn('pe_interval_key', quoteIdent(name)) : quoteIdent(name);
   }
+  const byLabel = enumOrderKey(em, e, scope);
+  if (byLabel) return byLabel;
   const x = em.expr(e, scope);
   return x.type === 'interval' ? em._fn('pe_interval_key', x.sql) : x.sql;
 }

@@ -4,6 +4,7 @@ import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type E
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
 import { grantStatement } from './grant.js';
+import { typeStatement } from './types-ddl.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -15,7 +16,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT';
 
 export interface Statement {
   command: Command;
@@ -44,8 +45,10 @@ export interface Statement {
   rls?: { table: string; enable: boolean };
   /** GRANT/REVOKE (grant.ts): it writes the privileges the catalog caches, which then reloads. */
   grants?: true;
-  /** What the caller should know (e.g. a statement accepted that changes nothing), in the result's `notices`. */
+  /** Postgres' NOTICEs of the statement (what it did instead, what it skipped), answered as `notices`. */
   notices?: string[];
+  /** CREATE/ALTER/DROP TYPE: the enum's labels afterwards (null: dropped), for later statements of the script. */
+  enumEffect?: { name: string; labels: string[] | null };
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -98,6 +101,8 @@ export function statement(n: Node, em: Emitter): Statement {
     case 'pe_grant':
       return grantStatement(n, em);
   }
+  const typed = typeStatement(n, em);
+  if (typed) return typed;
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
 

@@ -167,7 +167,10 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
   if (nodes.length === 0) throw new EdgeError('invalid_field', 'sql: contains no statement', { details: { field: 'sql' } });
   // note: later statements of a script see the tables earlier ones create, alter or drop.
   const overrides = new Map<string, ColumnType[] | null>();
-  const view: SchemaLookup = (p) => (overrides.has(p) ? overrides.get(p)! : schema(p));
+  const enumOverrides = new Map<string, string[] | null>();
+  const view: SchemaLookup = Object.assign((p: string) => (overrides.has(p) ? overrides.get(p)! : schema(p)), {
+    enums: (name: string) => (enumOverrides.has(name) ? enumOverrides.get(name)! : (schema.enums?.(name) ?? null)),
+  });
   const statements: Statement[] = [];
   const tables = new Set<string>();
   const privileges = new Map<string, number>();
@@ -179,6 +182,7 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
     for (const p of em.params) maxParam = Math.max(maxParam, p);
+    if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
     if (s.effect) {
       if (s.command === 'DROP TABLE') overrides.set(s.effect.table, null);
       else overrides.set(s.effect.table, s.effect.columns);
