@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
 import { tokens, type ParsedStatement } from './parse.js';
+import { lowerDropView, lowerView } from './views.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -52,6 +53,8 @@ export function lowerStatement(s: ParsedStatement): Node {
       return { type: 'transaction' };
     case 'CreatePolicyStmt':
       return policy(f, s.text);
+    case 'ViewStmt':
+      return lowerView(f, s.text);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -350,6 +353,7 @@ function drop(f: Record<string, unknown>): Node {
     if (parts.length > 2) throw unsupported(`the name ${parts.join('.')}`);
     return parts.length === 2 ? { db: parts[0], table: parts[1] } : { db: null, table: parts[0] };
   };
+  if (f.removeType === 'OBJECT_VIEW') return lowerDropView(f);
   if (f.removeType === 'OBJECT_TABLE') return { type: 'drop', keyword: 'table', prefix, name: names.map((p) => ({ ...qualified(p), as: cascade })) };
   if (f.removeType === 'OBJECT_INDEX') {
     if (cascade) throw unsupported('DROP INDEX … CASCADE');

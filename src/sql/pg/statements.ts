@@ -3,6 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
+import { createView, dropView, refuseViewWrite, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -14,7 +15,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'CREATE VIEW' | 'DROP VIEW';
 
 export interface Statement {
   command: Command;
@@ -41,6 +42,8 @@ export interface Statement {
   policy?: { name: string; table: string; add: Partial<Record<PolicyOp, string>> };
   /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
   rls?: { table: string; enable: boolean };
+  /** CREATE/DROP VIEW, DROP TABLE … CASCADE: the views made or dropped (views.ts), seen by later statements of the script. */
+  views?: ViewEffect;
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -64,6 +67,7 @@ export const POLICY_WRITE = `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies
   ON CONFLICT (tbl) DO UPDATE SET policies = excluded.policies, compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`;
 
 export function statement(n: Node, em: Emitter): Statement {
+  refuseViewWrite(n, em);
   switch (n.type) {
     case 'select': {
       const s = em.select(n);
@@ -90,6 +94,10 @@ export function statement(n: Node, em: Emitter): Statement {
       return rlsToggle(n, em);
     case 'pe_policy':
       return createPolicy(n, em);
+    case 'pe_view':
+      return createView(n, em);
+    case 'pe_drop_view':
+      return dropView(n, em);
   }
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
