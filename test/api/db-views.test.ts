@@ -223,3 +223,99 @@ describe('bad input', () => {
     expect((await sql(`select * from user_emails`, { key: null })).status).toBe(401);
   });
 });
+
+describe('views through the rows API, /db/schema, /db/tables and GraphQL', () => {
+  beforeAll(async () => {
+    await ok(`create view note_cards as select id, title, stars, owner, stars >= 3 as good from notes`);
+    await ok(`create view star_totals as select owner, sum(stars)::int as total from notes group by owner`);
+  });
+
+  it('GET /db/schema and GET /db/tables list views with type "view" and their columns', async () => {
+    const schema = await call('GET', '/db/schema', undefined, svc());
+    expect(schema.status).toBe(200);
+    const v = schema.body.tables.find((t: { name: string }) => t.name === 'note_cards');
+    expect(v).toMatchObject({ name: 'note_cards', schema: 'public', type: 'view', rls_enabled: false, reads: ['notes'] });
+    expect(v.columns).toEqual([
+      { name: 'id', type: 'uuid', nullable: true, primary_key: false },
+      { name: 'title', type: 'text', nullable: true, primary_key: false },
+      { name: 'stars', type: expect.any(String), nullable: true, primary_key: false },
+      { name: 'owner', type: 'uuid', nullable: true, primary_key: false },
+      { name: 'good', type: 'bool', nullable: true, primary_key: false },
+    ]);
+    const user = schema.body.tables.find((t: { name: string }) => t.name === 'user_emails');
+    expect(user.reads).toEqual(['auth.users']);
+    const tables = await call('GET', '/db/tables', undefined, svc());
+    const listed = tables.body.tables.find((t: { name: string }) => t.name === 'star_totals');
+    expect(listed).toMatchObject({ name: 'star_totals', type: 'view', indexes: [], rls_enabled: false, system: false });
+    expect(listed.definition).toMatch(/^create view star_totals as select/);
+    expect(typeof listed.created_at).toBe('string');
+  });
+
+  it('GET /db/tables/{view}/rows lists with filters, order, limit, select and count, under RLS', async () => {
+    const all = await call('GET', '/db/tables/note_cards/rows?order=stars.desc', undefined, svc());
+    expect(all.status, all.text).toBe(200);
+    expect(all.body.rows.map((r: { data: { title: string } }) => r.data.title)).toEqual(['alice two', 'alice one', 'bob one']);
+    expect(all.body.rows[0]).toEqual({ id: expect.any(String), data: { title: 'alice two', stars: 5, owner: alice.id, good: true } });
+    const f = await call('GET', '/db/tables/note_cards/rows?filter=stars.gte.3&filter=title.like.alice*&order=title&select=title&count=exact&limit=1', undefined, svc());
+    expect(f.status, f.text).toBe(200);
+    expect(f.body).toEqual({ rows: [{ id: expect.any(String), data: { title: 'alice one' } }], limit: 1, offset: 0, next_offset: 1, total: 2 });
+    const good = await call('GET', '/db/tables/note_cards/rows?filter=good.is.true&or=(title.eq.bob%20one,stars.eq.5)', undefined, svc());
+    expect(good.body.rows.map((r: { data: { title: string } }) => r.data.title)).toEqual(['alice two']);
+    // RLS: each user sees the view over their own notes; anon nothing.
+    const asBob = await call('GET', '/db/tables/note_cards/rows', undefined, { token: bob.token });
+    expect(asBob.body.rows.map((r: { data: { title: string } }) => r.data.title)).toEqual(['bob one']);
+    const totals = await call('GET', '/db/tables/star_totals/rows', undefined, { token: alice.token });
+    expect(totals.body.rows).toEqual([{ data: { owner: alice.id, total: 8 } }]);
+    expect((await call('GET', '/db/tables/star_totals/rows')).body.rows).toEqual([]);
+    // by id: only a view with an id column, and only a row the caller sees
+    const id = all.body.rows[2].id as string;
+    const one = await call('GET', `/db/tables/note_cards/rows/${id}`, undefined, svc());
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.data.title).toBe('bob one');
+    expect((await call('GET', `/db/tables/note_cards/rows/${id}`, undefined, { token: alice.token })).status).toBe(404);
+    expect((await call('GET', `/db/tables/star_totals/rows/${id}`, undefined, svc())).status).toBe(400);
+    // bad list input
+    expect((await call('GET', '/db/tables/note_cards/rows?filter=nope.eq.1', undefined, svc())).status).toBe(400);
+    expect((await call('GET', '/db/tables/note_cards/rows?filter=stars.gt.abc', undefined, svc())).status).toBe(400);
+    // a view over auth.users: service role only
+    expect((await call('GET', '/db/tables/user_emails/rows', undefined, svc())).body.rows).toHaveLength(2);
+    expect((await call('GET', '/db/tables/user_emails/rows', undefined, { token: alice.token })).status).toBe(401);
+  });
+
+  it('writes through the rows API on a view are 405 with the error envelope; nothing changes', async () => {
+    const ins = await call('POST', '/db/tables/note_cards/rows', { data: { title: 'x' } }, svc());
+    expect(ins.status).toBe(405);
+    expect(ins.body.error.code).toBe('method_not_allowed');
+    expect(ins.body.error.message).toMatch(/"note_cards" is a view/);
+    const list = await call('GET', '/db/tables/note_cards/rows', undefined, svc());
+    const id = list.body.rows[0].id as string;
+    expect((await call('PATCH', `/db/tables/note_cards/rows/${id}`, { data: { title: 'y' } }, svc())).status).toBe(405);
+    expect((await call('DELETE', `/db/tables/note_cards/rows/${id}`, undefined, svc())).status).toBe(405);
+    expect((await call('DELETE', '/db/tables/note_cards', undefined, svc())).status).toBe(405);
+    expect((await call('PUT', '/db/tables/note_cards/rls', { enabled: true }, svc())).status).toBe(405);
+    // the rows API cannot take a view's name for a table, nor drop a table a view reads
+    expect((await call('POST', '/db/tables', { name: 'note_cards' }, svc())).status).toBe(409);
+    expect((await call('DELETE', '/db/tables/notes', undefined, svc())).status).toBe(409);
+    expect((await ok(`select count(*)::int as c from notes`)).rows).toEqual([{ c: 3 }]);
+  });
+
+  it('GraphQL: query fields per view (list and by id), no mutations, RLS of the caller', async () => {
+    const gql = (query: string, who: Caller) => call('POST', '/db/graphql', { query }, who);
+    const r = await gql(`{ note_cards(where: {stars: {gte: 3}}, order: "stars.desc") { id title stars good } star_totals { owner total } }`, { token: alice.token });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.note_cards.map((x: { title: string; good: boolean }) => [x.title, x.good])).toEqual([
+      ['alice two', true],
+      ['alice one', true],
+    ]);
+    expect(r.body.data.star_totals).toEqual([{ owner: alice.id, total: 8 }]);
+    const asBob = await gql(`{ note_cards { title } }`, { token: bob.token });
+    expect(asBob.body.data.note_cards).toEqual([{ title: 'bob one' }]);
+    const id = r.body.data.note_cards[0].id as string;
+    expect((await gql(`{ note_cards_by_id(id: "${id}") { title } }`, svc())).body.data).toEqual({ note_cards_by_id: { title: 'alice two' } });
+    expect((await gql(`{ note_cards_by_id(id: "${id}") { title } }`, { token: bob.token })).body.data).toEqual({ note_cards_by_id: null });
+    const m = await gql(`mutation { insert_note_cards(data: {title: "x"}) { id } }`, svc());
+    expect(m.status).toBe(400);
+    const star = await gql(`{ star_totals_by_id(id: "x") { total } }`, svc());
+    expect(star.status).toBe(400);
+  });
+});
