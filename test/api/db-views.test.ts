@@ -104,6 +104,21 @@ describe('CREATE VIEW and reading it through SQL', () => {
     expect((await ok(`select (select count(*) from top_starred) as c`, { token: alice.token })).rows).toEqual([{ c: 1 }]);
   });
 
+  it('auth.uid() inside a view is the caller; a view keeps its columns when its table gains one', async () => {
+    await ok(`create table pins (id bigserial primary key, label text)`);
+    await ok(`insert into pins (label) values ('p')`);
+    await ok(`create view pin_all as select * from pins`);
+    await ok(`alter table pins add column extra int default 7`);
+    expect((await ok(`select * from pin_all`)).rows).toEqual([{ id: 1, label: 'p' }]);
+    await ok(`create view my_notes as select title, auth.uid() = owner as mine from notes where owner = auth.uid()`);
+    expect((await ok(`select title, mine from my_notes order by title`, { token: alice.token })).rows).toEqual([
+      { title: 'alice one', mine: true },
+      { title: 'alice two', mine: true },
+    ]);
+    expect((await ok(`select title from my_notes`, { token: bob.token })).rows).toEqual([{ title: 'bob one' }]);
+    expect((await ok(`select title from my_notes`)).rows).toEqual([]);
+  });
+
   it('a view in a script with other statements, rolled back whole on failure', async () => {
     const r = await sql(`create view tmp_v as select title from notes; select * from tmp_v order by title; select * from missing_table`);
     expect(r.status, r.text).toBe(400);

@@ -117,7 +117,7 @@ export function viewFrom(em: Emitter, db: unknown, name: string, as: string | nu
   const v = em.opts.views?.().get(name.toLowerCase());
   if (!v) return null;
   const { query, aliases } = loweredDefinition(v.definition);
-  const body = viewBody(em, v.name, query, aliases);
+  const body = viewBody(em, v.name, query, aliases, v.columns.length);
   const alias = as ?? v.name;
   return { text: `${body.sql} AS ${quoteIdent(alias)}`, source: { alias, columns: body.columns } };
 }
@@ -127,7 +127,7 @@ export function viewFrom(em: Emitter, db: unknown, name: string, as: string | nu
  * Postgres), its column names are applied by a CTE's column list (a view's select list may repeat
  * an inner name, `select 1, 2`), and a view met again inside itself is Postgres' 42P17.
  */
-function viewBody(em: Emitter, name: string, query: Node, aliases: string[]): { sql: string; columns: ColumnType[] } {
+function viewBody(em: Emitter, name: string, query: Node, aliases: string[], keep: number | null = null): { sql: string; columns: ColumnType[] } {
   const st = stateOf(em);
   if (st.stack.includes(name)) throw pgFail('42P17', `infinite recursion detected in rules for relation "${name}"`);
   if (st.stack.length >= MAX_NESTING) throw unsupported(`views nested more than ${MAX_NESTING} deep`);
@@ -140,7 +140,12 @@ function viewBody(em: Emitter, name: string, query: Node, aliases: string[]): { 
     if (aliases.length > body.columns.length) throw pgFail('42601', 'CREATE VIEW specifies more column names than columns');
     const columns = body.columns.map((c, i) => ({ name: aliases[i] ?? c.name, type: c.type === 'unknown' ? 'text' : c.type }));
     const cte = quoteIdent(`pe_view.${name}`);
-    return { sql: `(WITH ${cte} (${columns.map((c) => quoteIdent(c.name)).join(', ')}) AS (${body.sql}) SELECT * FROM ${cte})`, columns };
+    // note: as in Postgres, a view keeps the columns it was made with (`select *` over a table that gained one since).
+    const n = keep ?? columns.length;
+    if (n > columns.length) throw new EdgeError('invalid_request', `view "${name}" no longer matches its tables: create it again (CREATE OR REPLACE VIEW)`);
+    const names = columns.map((c, i) => quoteIdent(i < n ? c.name : `pe_extra_${i}`));
+    const out = names.slice(0, n).join(', ');
+    return { sql: `(WITH ${cte} (${names.join(', ')}) AS (${body.sql}) SELECT ${out} FROM ${cte})`, columns: columns.slice(0, n) };
   } finally {
     em._ctes.push(...ctes);
     st.stack.pop();
