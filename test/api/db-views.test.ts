@@ -220,13 +220,21 @@ describe('bad input', () => {
     await ok(`drop view ra cascade`);
   });
 
+  it('WITH RECURSIVE inside a view (and CREATE RECURSIVE VIEW, which is that) works', async () => {
+    await ok(`create recursive view countdown (n) as select 3 union all select n - 1 from countdown where n > 1`);
+    expect((await ok(`select n from countdown order by n`)).rows).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    await ok(`drop view countdown`);
+  });
+
   it('a 10,000-column select is refused clearly and changes nothing', async () => {
     const cols = Array.from({ length: 10_000 }, (_, i) => `${i} as c${i}`).join(', ');
     const r = await sql(`create view wide as select ${cols}`);
     expect(r.status, r.text.slice(0, 300)).toBe(400);
+    expect(r.body.error.details.sqlstate).toBe('54011');
     const cols2 = Array.from({ length: 1700 }, (_, i) => `${i} as c${i}`).join(', ');
     const r2 = await sql(`create view wide as select ${cols2}`);
     expect(r2.status, r2.text.slice(0, 300)).toBe(400);
+    expect(r2.body.error.details.sqlstate).toBe('54011');
     await fails(`select * from wide`, 400, null);
   });
 
