@@ -305,6 +305,15 @@ describe('views through the rows API, /db/schema, /db/tables and GraphQL', () =>
     expect((await call('GET', '/db/tables/user_emails/rows', undefined, { token: alice.token })).status).toBe(401);
   });
 
+  it('JSON-RPC db.list and db.get read a view as the caller', async () => {
+    const rpc = async (method: string, params: unknown, who: Caller) => (await call('POST', '/db/rpc', { jsonrpc: '2.0', id: 1, method, params }, who)).body;
+    const list = await rpc('db.list', { table: 'note_cards', filter: 'stars.gt.1', order: 'stars.asc' }, { token: alice.token });
+    expect(list.result.rows.map((r: { data: { title: string } }) => r.data.title)).toEqual(['alice one', 'alice two']);
+    const one = await rpc('db.get', { table: 'note_cards', id: list.result.rows[0].id }, { token: alice.token });
+    expect(one.result.data.title).toBe('alice one');
+    expect((await rpc('db.list', { table: 'note_cards' }, { token: bob.token })).result.rows).toHaveLength(1);
+  });
+
   it('writes through the rows API on a view are 405 with the error envelope; nothing changes', async () => {
     const ins = await call('POST', '/db/tables/note_cards/rows', { data: { title: 'x' } }, svc());
     expect(ins.status).toBe(405);

@@ -188,7 +188,7 @@ function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[
       },
     };
   }
-  Object.assign(query, viewQueries(db, views, ComparisonInput));
+  Object.assign(query, viewQueries(db, views, ComparisonInput, new Set(usable.map((t) => t.def.name))));
   if (Object.keys(query).length === 0) {
     query._empty = { type: GraphQLBoolean, description: 'The project has no tables yet.', resolve: () => null };
   }

@@ -44,10 +44,15 @@ function scalar(t: PgType | null): GraphQLOutputType {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function viewQueries(db: DbService, views: StoredView[], comparison: GraphQLInputObjectType): Record<string, GraphQLFieldConfig<unknown, Ctx>> {
+/** The type and field names of the tables' (`t`, `t_where`, `t_insert_input`, `t_set_input`, `t_by_id`): a view whose own would clash is left out. */
+const tableNames = (tables: ReadonlySet<string>): Set<string> => new Set([...tables].flatMap((t) => [t, `${t}_where`, `${t}_insert_input`, `${t}_set_input`, `${t}_by_id`]));
+
+export function viewQueries(db: DbService, views: StoredView[], comparison: GraphQLInputObjectType, tables: ReadonlySet<string>): Record<string, GraphQLFieldConfig<unknown, Ctx>> {
   const out: Record<string, GraphQLFieldConfig<unknown, Ctx>> = {};
+  const taken = tableNames(tables);
   for (const v of views) {
-    if (!NAME.test(v.name) || v.name.startsWith('__')) continue;
+    if (!NAME.test(v.name) || v.name.startsWith('__') || [v.name, `${v.name}_where`, `${v.name}_by_id`].some((n) => taken.has(n))) continue;
+    for (const n of [v.name, `${v.name}_where`, `${v.name}_by_id`]) taken.add(n);
     const cols = v.columns.filter((c) => NAME.test(c.name) && !c.name.startsWith('__'));
     if (!cols.length) continue;
     const type = new GraphQLObjectType({
