@@ -21,6 +21,8 @@ import type { DbService } from './db.js';
 import { children, flat, listParams, loader, parsed, readRows, selected, type Ctx, type ListArgs, type Row, type Wire } from './graphql-rows.js';
 import { BigIntScalar, DateTimeScalar, JSONScalar, UUIDScalar } from './graphql-scalars.js';
 import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model.js';
+import type { StoredView } from '../../sql/pg/views.js';
+import { viewQueries } from './graphql-views.js';
 
 /**
  * The GraphQL schema of a project, generated from its db catalog and cached per catalog:
@@ -42,7 +44,7 @@ const SCALAR: Record<CatalogType, GraphQLScalarType> = {
 };
 
 const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike'] as const;
-const ComparisonInput = new GraphQLInputObjectType({
+export const ComparisonInput = new GraphQLInputObjectType({
   name: 'Comparison',
   description: 'The filter operators of the rows API; values are compared with the column typed.',
   fields: () => {
@@ -62,7 +64,7 @@ export function schemaOf(db: DbService, lease: ProjectLease): GraphQLSchema {
   const tables = db.tables(lease);
   let s = schemas.get(tables);
   if (!s) {
-    s = build(db, tables);
+    s = build(db, tables, db.viewList(lease));
     schemas.set(tables, s);
   }
   return s;
@@ -92,7 +94,7 @@ function listArgs(b: Build, name: string): GraphQLFieldConfigArgumentMap {
  * Builds the schema: per table an object type, a where input, typed insert/set inputs
  * (relational tables), list/by-id queries and insert/update/delete mutations.
  */
-function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
+function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[] = []): GraphQLSchema {
   const usable = [...tables.values()].filter((t) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.def.name) && !t.def.name.startsWith('__'));
   const b: Build = { db, tables, types: new Map(), wheres: new Map(), reverse: new Map() };
   for (const t of usable) {
@@ -186,6 +188,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       },
     };
   }
+  Object.assign(query, viewQueries(db, views, ComparisonInput, new Set(usable.map((t) => t.def.name))));
   if (Object.keys(query).length === 0) {
     query._empty = { type: GraphQLBoolean, description: 'The project has no tables yet.', resolve: () => null };
   }

@@ -8,6 +8,7 @@ import { type CatalogDef, NOW, type Statement, type Step } from './statements.js
 import { commentSteps, dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers, renameEnumTriggers } from './types-ddl.js';
 import { indexMethod } from './index-methods.js';
 import { adoptProfiles } from './profiles-adopt.js';
+import { refuseAlterUnderView, tableDependents } from './views.js';
 
 /** DDL: CREATE TABLE / INDEX / EXTENSION, ALTER TABLE, DROP (one room of the emitter; statements.ts dispatches). */
 
@@ -294,6 +295,7 @@ export function alter(n: Node, em: Emitter): Statement {
   const action = String(a.action).toLowerCase();
   const q = quoteIdent(phys);
   const columns = em.opts.schema(phys);
+  if (action !== 'add') refuseAlterUnderView(em, phys);
   if (action === 'add' && a.resource === 'column') {
     em.native = true;
     const c = columnSpec(a, em, phys);
@@ -376,12 +378,19 @@ export function drop(n: Node, em: Emitter): Statement {
   if (kw === 'table') {
     const steps: Step[] = [];
     const effects: string[] = [];
+    const dropped: string[] = [];
     for (const x of names) {
       // note: the parser reads a trailing CASCADE/RESTRICT as an alias.
       const mode = typeof x.as === 'string' ? x.as.toLowerCase() : null;
-      if (mode === 'cascade') throw unsupported('DROP TABLE … CASCADE');
-      if (mode && mode !== 'restrict') throw unsupported('DROP TABLE with this option');
+      if (mode && mode !== 'restrict' && mode !== 'cascade') throw unsupported('DROP TABLE with this option');
+      if (em.opts.views?.().has(String(x.table).toLowerCase()) && (x.db === null || String(x.db).toLowerCase() === 'public')) {
+        throw new EdgeError('invalid_request', `"${String(x.table).toLowerCase()}" is not a table`, { details: { sqlstate: '42809', hint: 'Use DROP VIEW to remove a view.' } });
+      }
       const phys = em.physical(x.db, x.table);
+      // note: CASCADE drops the views that read the table (foreign keys from other tables are as without it).
+      const views = tableDependents(em, phys, mode === 'cascade');
+      steps.push(...views.steps);
+      dropped.push(...views.dropped);
       steps.push({ sql: `DROP TABLE ${ie}${quoteIdent(phys)}` });
       steps.push({ sql: `DELETE FROM "_svc_meta.tables" WHERE name = ?`, fixed: [phys] });
       steps.push({ sql: `DELETE FROM "_svc_meta.rls" WHERE tbl = ?`, fixed: [phys] });
@@ -390,7 +399,7 @@ export function drop(n: Node, em: Emitter): Statement {
       effects.push(phys);
     }
     if (!steps.length) throw unsupported('DROP TABLE without a table');
-    return { command: 'DROP TABLE', steps, columns: [], readOnly: false, effect: { table: effects[0]!, columns: null } };
+    return { command: 'DROP TABLE', steps, columns: [], readOnly: false, effect: { table: effects[0]!, columns: null }, ...(dropped.length ? { views: { drop: dropped } } : {}) };
   }
   if (kw === 'index') {
     const list = Array.isArray(n.name) ? (n.name as Node[]) : n.name ? [n.name as Node] : [];

@@ -4,6 +4,7 @@ import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode }
 import { tokens, type ParsedStatement } from './parse.js';
 import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 import { lowerTypeStmt } from './types-ddl-lower.js';
+import { lowerDropView, lowerView } from './views.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -62,6 +63,8 @@ export function lowerStatement(s: ParsedStatement): Node {
     case 'AlterEnumStmt':
     case 'CommentStmt':
       return lowerTypeStmt(k, f);
+    case 'ViewStmt':
+      return lowerView(f, s.text);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -357,6 +360,7 @@ function drop(f: Record<string, unknown>): Node {
     if (parts.length > 2) throw unsupported(`the name ${parts.join('.')}`);
     return parts.length === 2 ? { db: parts[0], table: parts[1] } : { db: null, table: parts[0] };
   };
+  if (f.removeType === 'OBJECT_VIEW') return lowerDropView(f);
   if (f.removeType === 'OBJECT_TABLE') return { type: 'drop', keyword: 'table', prefix, name: names.map((p) => ({ ...qualified(p), as: cascade })) };
   if (f.removeType === 'OBJECT_TYPE') return lowerTypeStmt('DropType', f);
   if (f.removeType === 'OBJECT_INDEX') {

@@ -3,6 +3,7 @@ import { enumOrderKey } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { tableFunction } from './from-functions.js';
+import { viewFrom } from './views.js';
 import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, checkKeys, columnName, tickCall, unsupported } from './emit.js';
 
 /** The parts of a query: select core, VALUES, grouping, DISTINCT ON, ORDER BY, LIMIT, *, FROM items and joins. Free functions over the Emitter (emit.ts), one room of the emitter. */
@@ -301,6 +302,8 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[]): { text: st
       }
     }
   }
+  const view = viewFrom(em, it.db, plain, asName);
+  if (view) return view;
   const phys = em.physical(it.db, it.table, true);
   const alias = asName ?? plain;
   const ref = em.tableRef(phys);

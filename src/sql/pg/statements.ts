@@ -5,6 +5,7 @@ import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
 import { grantStatement } from './grant.js';
 import { typeStatement } from './types-ddl.js';
+import { createView, dropView, refuseViewWrite, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -16,7 +17,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW';
 
 export interface Statement {
   command: Command;
@@ -49,6 +50,8 @@ export interface Statement {
   notices?: string[];
   /** CREATE/ALTER/DROP TYPE: the enum's labels afterwards (null: dropped), for later statements of the script. */
   enumEffect?: { name: string; labels: string[] | null };
+  /** CREATE/DROP VIEW, DROP TABLE … CASCADE: the views made or dropped (views.ts), seen by later statements of the script. */
+  views?: ViewEffect;
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -72,6 +75,7 @@ export const POLICY_WRITE = `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies
   ON CONFLICT (tbl) DO UPDATE SET policies = excluded.policies, compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`;
 
 export function statement(n: Node, em: Emitter): Statement {
+  refuseViewWrite(n, em);
   switch (n.type) {
     case 'select': {
       const s = em.select(n);
@@ -100,6 +104,10 @@ export function statement(n: Node, em: Emitter): Statement {
       return createPolicy(n, em);
     case 'pe_grant':
       return grantStatement(n, em);
+    case 'pe_view':
+      return createView(n, em);
+    case 'pe_drop_view':
+      return dropView(n, em);
   }
   const typed = typeStatement(n, em);
   if (typed) return typed;
