@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call as callAs, deploy, invoke, type Answer } from '../helpers/functions.js';
-import { openEventSource, openRtSocket } from '../helpers/realtime.js';
+import { openEventSource, openRtSocket, restartTestServer } from '../helpers/realtime.js';
 
 // GRANT/REVOKE of table privileges through POST /db/query, as a Supabase migration writes them,
 // enforced on every path for anon (publishable key), authenticated (a user's token) and
@@ -373,5 +375,33 @@ describe('realtime', () => {
       es.close();
       await ok(`delete from notes where title in ('unseen', 'seen')`);
     }
+  });
+});
+
+/** Reads the project's SQLite file directly (read-only, beside the running server). */
+function readProjectDb<T>(read: (db: Database.Database) => T): T {
+  const db = new Database(join(s.dataDir, 'projects', s.projectId, 'project.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+describe('recorded in the project file', () => {
+  it('privileges survive a restart; only the differences from the defaults are stored', async () => {
+    await ok('revoke select, delete on secrets from anon; revoke insert on books from service_role');
+    s = await restartTestServer(s);
+    denied(await call('GET', '/db/tables/secrets/rows', undefined, anon()), 'secrets');
+    expect((await call('GET', '/db/tables/secrets/rows', undefined, authed())).status).toBe(200);
+    denied(await call('POST', '/db/tables/books/rows', { data: { title: 'no' } }, svc()), 'books');
+    const stored = readProjectDb((db) => db.prepare('SELECT tbl, grantee, privileges FROM "_svc_meta.grants" ORDER BY tbl, grantee').all());
+    expect(stored).toEqual([
+      { tbl: 'books', grantee: 'service_role', privileges: 13 },
+      { tbl: 'secrets', grantee: 'anon', privileges: 6 },
+    ]);
+    await ok('grant all on secrets to anon; grant insert on books to service_role');
+    expect(readProjectDb((db) => db.prepare('SELECT count(*) AS n FROM "_svc_meta.grants"').get())).toEqual({ n: 0 });
+    expect((await call('GET', '/db/tables/secrets/rows', undefined, anon())).status).toBe(200);
   });
 });
