@@ -274,6 +274,18 @@ describe('views through the rows API, /db/schema, /db/tables and GraphQL', () =>
     expect(typeof listed.created_at).toBe('string');
   });
 
+  it('information_schema lists views as VIEW with their columns; pg_tables does not', async () => {
+    const t = await ok(`select table_name, table_type, is_insertable_into from information_schema.tables where table_name in ('notes', 'note_cards') order by table_name`);
+    expect(t.rows).toEqual([
+      { table_name: 'note_cards', table_type: 'VIEW', is_insertable_into: 'NO' },
+      { table_name: 'notes', table_type: 'BASE TABLE', is_insertable_into: 'YES' },
+    ]);
+    const c = await ok(`select column_name, data_type, is_updatable from information_schema.columns where table_name = 'note_cards' order by ordinal_position`);
+    expect(c.rows.map((r: { column_name: string }) => r.column_name)).toEqual(['id', 'title', 'stars', 'owner', 'good']);
+    expect(c.rows[4]).toEqual({ column_name: 'good', data_type: 'boolean', is_updatable: 'NO' });
+    expect((await ok(`select tablename from pg_tables where tablename = 'note_cards'`)).rows).toEqual([]);
+  });
+
   it('GET /db/tables/{view}/rows lists with filters, order, limit, select and count, under RLS', async () => {
     const all = await call('GET', '/db/tables/note_cards/rows?order=stars.desc', undefined, svc());
     expect(all.status, all.text).toBe(200);

@@ -6,6 +6,7 @@ import { parseScript } from './parse.js';
 import { isReservedName, reservedRefusal } from './reserved.js';
 import type { Statement, Step } from './statements.js';
 import type { ColumnType, PgType } from './types.js';
+import type { IntrospectTable } from './introspect.js';
 
 /**
  * Views (docs/sql.md "Views"): `CREATE [OR REPLACE] VIEW` keeps the statement as written in
@@ -294,4 +295,9 @@ export function refuseViewWrite(n: Node, em: Emitter): void {
 export function applyViewEffect(views: Map<string, StoredView>, e: ViewEffect): void {
   for (const v of e.drop ?? []) views.delete(v);
   if (e.set) views.set(e.set.name, e.set);
+}
+
+/** The views as rows of the introspection views (`information_schema.tables` as `VIEW`, `.columns`). */
+export function introspectedViews(views: Map<string, StoredView>): IntrospectTable[] {
+  return [...views.values()].map((v) => ({ name: v.name, columns: v.columns.map((c) => ({ name: c.name, type: c.type, nullable: true, default: null })), constraints: [], view: true as const }));
 }
