@@ -151,6 +151,16 @@ describe('CREATE VIEW and reading it through SQL', () => {
     expect((await ok(`select count(*)::int as c from notes`)).rows).toEqual([{ c: 3 }]);
   });
 
+  it('a view in UPDATE … FROM and INSERT … SELECT', async () => {
+    await ok(`create table scores (id bigserial primary key, title text, stars int)`);
+    await ok(`insert into scores (title, stars) select title, stars from starred`);
+    await ok(`update scores set stars = s.stars * 10 from starred s where s.title = scores.title and s.stars = 5`);
+    expect((await ok(`select title, stars from scores order by title`)).rows).toEqual([
+      { title: 'alice one', stars: 3 },
+      { title: 'alice two', stars: 50 },
+    ]);
+  });
+
   it('a publishable caller cannot create or drop views', async () => {
     const r = await sql(`create view mine as select * from notes`, { token: alice.token });
     expect(r.status).toBe(401);

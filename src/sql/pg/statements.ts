@@ -3,7 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
-import { createView, dropView, refuseViewWrite, type ViewEffect } from './views.js';
+import { createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -323,8 +323,14 @@ export function update(n: Node, em: Emitter): Statement {
     const parts: string[] = [];
     for (const it of items) {
       if (typeof it.table !== 'string' || it.join) throw unsupported('this UPDATE … FROM item');
-      const phys = em.physical(it.db, it.table, true);
       const alias = typeof it.as === 'string' ? it.as.toLowerCase() : it.table.toLowerCase();
+      const view = viewFrom(em, it.db, it.table, alias);
+      if (view) {
+        parts.push(view.text);
+        scope.push(view.source);
+        continue;
+      }
+      const phys = em.physical(it.db, it.table, true);
       parts.push(`${em.tableRef(phys)} AS ${quoteIdent(alias)}`);
       scope.push({ alias, columns: em.columnsOf(phys) });
     }
