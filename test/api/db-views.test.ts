@@ -141,6 +141,15 @@ describe('CREATE VIEW and reading it through SQL', () => {
     expect((await ok(`select note_id, title, stars, owner from starred order by stars`)).rows.map((x: { owner: string }) => x.owner)).toEqual([alice.id, alice.id]);
   });
 
+  it('ALTER VIEW … SET (security_invoker = on) is accepted (every view is); other ALTER VIEW refused by name', async () => {
+    expect((await ok(`alter view public.starred set (security_invoker = on)`)).command).toBe('ALTER VIEW');
+    await ok(`alter view if exists nothing_here set (security_invoker)`);
+    await fails(`alter view nothing_here set (security_invoker = true)`, 400, '42P01');
+    await fails(`alter view notes set (security_invoker = true)`, 400, '42809');
+    await fails(`alter view starred set (security_invoker = false)`, 400, null, /security_invoker/);
+    await fails(`alter view starred owner to postgres`, 400, null, /ALTER VIEW … CHANGE OWNER/);
+  });
+
   it('writes into a view are refused with Postgres words', async () => {
     await fails(`insert into starred (title) values ('x')`, 400, '55000', /cannot insert into view "starred"/);
     await fails(`update starred set title = 'x'`, 400, '55000', /cannot update view "starred"/);

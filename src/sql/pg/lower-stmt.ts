@@ -2,7 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
 import { tokens, type ParsedStatement } from './parse.js';
-import { lowerDropView, lowerView } from './views.js';
+import { lowerAlterView, lowerDropView, lowerView } from './views.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -302,6 +302,7 @@ function createIndex(f: Record<string, unknown>): Node {
 }
 
 function alterTable(f: Record<string, unknown>): Node {
+  if (f.objtype === 'OBJECT_VIEW') return lowerAlterView(f);
   only('ALTER TABLE', f, 'relation,cmds,objtype,missing_ok');
   if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
   const rel = rangeVar(f.relation as Record<string, unknown>);

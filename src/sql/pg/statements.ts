@@ -3,7 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
-import { createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
+import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -15,7 +15,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'CREATE VIEW' | 'DROP VIEW';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW';
 
 export interface Statement {
   command: Command;
@@ -98,6 +98,8 @@ export function statement(n: Node, em: Emitter): Statement {
       return createView(n, em);
     case 'pe_drop_view':
       return dropView(n, em);
+    case 'pe_alter_view':
+      return alterView(n, em);
   }
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
