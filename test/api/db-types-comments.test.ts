@@ -79,6 +79,10 @@ describe('CREATE TYPE … AS ENUM', () => {
     // ORDER BY an enum column follows the declaration order, as in Postgres
     expect((await ok(`select feeling from diary order by feeling, day`)).rows.map((r: { feeling: string }) => r.feeling)).toEqual(['sad', 'sad', 'meh', 'ok', 'ok', 'ecstatic']);
     expect((await ok(`select d.day from diary d order by d.feeling desc, d.day limit 2`)).rows).toEqual([{ day: 6 }, { day: 3 }]);
+    // comparisons too: by declaration order, a literal read as the type
+    expect((await ok(`select day from diary where feeling > 'meh' order by day`)).rows).toEqual([{ day: 3 }, { day: 4 }, { day: 6 }]);
+    expect((await ok(`select 'ok'::mood < 'happy'::mood as a, 'sad'::mood >= 'meh'::mood as b`)).rows).toEqual([{ a: true, b: false }]);
+    await fails(`select day from diary where feeling = 'nope'`, 400, '22P02', /^invalid input value for enum mood: "nope"$/);
     // stored: the labels in declaration order, the column TEXT (SQLite's declared type names the enum)
     const stored = await s.readBackup((db) => ({
       labels: (db.prepare(`select labels from "_svc_meta.enums" where name = 'mood'`).get() as { labels: string }).labels,
