@@ -232,6 +232,9 @@ describe('CREATE INDEX … USING', () => {
       "index method hash is built as a B-tree index (SQLite's only kind), which serves the same equality scans",
     ]);
     expect((await ok(`create index docs_n_brin on docs using brin (n)`)).notices[0]).toMatch(/range scans/);
+    // JSON-RPC's db.query carries them too
+    const rpc = await call('POST', '/db/rpc', { jsonrpc: '2.0', id: 1, method: 'db.query', params: { sql: `create index if not exists docs_tags_gin on docs using gin (tags)` } });
+    expect(rpc.body.result.notices).toEqual(['index method gin has no counterpart here: no index was built on docs(tags); jsonb and array operators (@>, ?, &&) on it scan the table']);
     const plain = await ok(`create index docs_n_idx on docs (n)`);
     expect(plain.notices).toBeUndefined();
     const idx = await s.readBackup((db) => db.prepare(`select name from sqlite_schema where type = 'index' and tbl_name = 'docs' and sql is not null order by name`).all());
