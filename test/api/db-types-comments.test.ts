@@ -161,6 +161,8 @@ describe('CREATE TYPE … AS ENUM', () => {
     const r = await ok(`drop type if exists nope`);
     expect(r.notices).toEqual(['type "nope" does not exist, skipping']);
     await ok(`drop type fits, blank`);
+    // a type whose name is a prefix of a used one's is not in use ("mo" vs "mood")
+    await ok(`create type mo as enum ('x'); drop type mo`);
     await fails(`select ''::blank`, 400, null, /type blank/);
     await ok(`create type mood2 as enum ('a'); create table m2 (id int primary key, v mood2); drop table m2; drop type mood2`);
   });

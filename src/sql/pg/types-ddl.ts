@@ -210,8 +210,9 @@ function dropEnum(n: Node, em: Emitter): Statement {
     // note: which tables use it is read when the step runs (the translator sees one table at a time).
     const msg = quoteLiteral(`cannot drop type ${name} because other objects depend on it (a column of table "`);
     steps.push({
-      sql: `SELECT pe_error(${msg} || name || '" is of type ${name}') FROM sqlite_schema WHERE type = 'table' AND sql LIKE ? LIMIT 1`,
-      fixed: [`%${enumDecl(name)}%`],
+      // note: GLOB, not LIKE: case-sensitive, `_` literal, and the hex must end there (type "mo" is not "mood").
+      sql: `SELECT pe_error(${msg} || name || '" is of type ${name}') FROM sqlite_schema WHERE type = 'table' AND sql GLOB ? LIMIT 1`,
+      fixed: [`*${enumDecl(name)}[^0-9a-f]*`],
     });
     steps.push({ sql: `DELETE FROM ${ENUMS} WHERE name = ?`, fixed: [name] });
     effect = { name, labels: null };
