@@ -25,7 +25,13 @@ import { catalogStore } from './store.js';
 import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { pgError } from '../../sql/pg/violations.js';
-import { ENUM_LABELS, enumOfDecl, labelsOf } from '../../sql/pg/types-ddl.js';
+import { ENUMS, enumOfDecl } from '../../sql/pg/types-ddl.js';
+
+/** An enum type's labels (types-ddl.ts), or null. */
+function readEnum(lease: ProjectLease, name: string): string[] | null {
+  const row = lease.stmt(`SELECT labels FROM ${ENUMS} WHERE name = ?`).get(name) as { labels: string } | undefined;
+  return row ? (JSON.parse(row.labels) as string[]) : null;
+}
 
 /** One statement's result on the wire. */
 export interface QueryResult {
@@ -137,7 +143,7 @@ export class QueryService {
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const columns: SchemaLookup = Object.assign((p: string) => this.#columns(lease, version, p), { enums: (name: string) => labelsOf(lease.stmt(ENUM_LABELS).get(name)) });
+    const columns: SchemaLookup = Object.assign((p: string) => this.#columns(lease, version, p), { enums: (name: string) => readEnum(lease, name) });
     // note: a bad value found while translating or binding carries its SQLSTATE too (docs/sql.md "Errors").
     return this.#execute(lease, auth, sql, params, at, version, columns).catch((err: unknown) => {
       throw pgError(err) ?? err;

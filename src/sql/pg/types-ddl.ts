@@ -19,9 +19,6 @@ import type { ColumnType } from './types.js';
 
 export const ENUMS = '"_svc_meta.enums"';
 export const COMMENTS = '"_svc_meta.comments"';
-/** Reads an enum's labels (bound: the name); labelsOf reads its row. */
-export const ENUM_LABELS = `SELECT labels FROM ${ENUMS} WHERE name = ?`;
-export const labelsOf = (row: unknown): string[] | null => (row ? (JSON.parse((row as { labels: string }).labels) as string[]) : null);
 /** Postgres' NAMEDATALEN - 1: the longest label, in bytes. */
 const MAX_LABEL_BYTES = 63;
 /** The longest comment kept (characters); Postgres has no limit, but a comment here is served with every schema. */
