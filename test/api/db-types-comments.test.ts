@@ -130,6 +130,9 @@ describe('CREATE TYPE … AS ENUM', () => {
     const schema = (await call('GET', '/db/schema')).body.tables as Array<{ name: string; columns: Array<{ name: string; enum?: string }> }>;
     expect(schema.find((t) => t.name === 'posts')!.columns.find((c) => c.name === 'status')).toMatchObject({ type: 'text', enum: 'status' });
     const intro = await call('POST', '/db/graphql', { query: `{ __type(name: "diary") { fields { name description type { name ofType { name } } } } }` });
+    // information_schema.columns as Postgres shows a column of a user-defined type
+    const info = await ok(`select data_type, udt_name from information_schema.columns where table_name = 'diary' and column_name = 'feeling'`);
+    expect(info.rows).toEqual([{ data_type: 'USER-DEFINED', udt_name: 'mood' }]);
     const f = intro.body.data.__type.fields.find((x: { name: string }) => x.name === 'feeling');
     expect(f).toEqual({ name: 'feeling', description: 'enum mood', type: { name: 'String', ofType: null } });
   });
