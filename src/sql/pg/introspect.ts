@@ -16,6 +16,8 @@ export interface IntrospectColumn {
   type: PgType | null;
   nullable: boolean;
   default: string | null;
+  /** A column of an enum type (types-ddl.ts): Postgres shows `USER-DEFINED` and the type's name. */
+  enum?: string;
 }
 export interface IntrospectTable {
   name: string;
@@ -67,7 +69,7 @@ const VIEWS: Record<string, View> = {
     rows: (ts) =>
       ts.flatMap((t) =>
         t.columns.map((c, i) => {
-          const [dataType, udt] = c.type && c.type !== 'unknown' ? TYPE_NAMES[c.type] : ['text', 'text'];
+          const [dataType, udt] = c.enum ? ['USER-DEFINED', c.enum] : c.type && c.type !== 'unknown' ? TYPE_NAMES[c.type] : ['text', 'text'];
           return [CATALOG, SCHEMA, t.name, c.name, i + 1, c.default, c.nullable ? 'YES' : 'NO', dataType, udt, 'NO', 'NEVER', t.view ? 'NO' : 'YES'];
         }),
       ),
@@ -137,7 +139,8 @@ export function readIntrospection(db: Database.Database, columns: SchemaLookup):
     const types = columns(name) ?? [];
     const cols: IntrospectColumn[] = info.map((c) => {
       const t = types.find((x) => x.name === c.name);
-      return { name: c.name, type: t?.type ?? null, nullable: c.notnull === 0 && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
+      const col: IntrospectColumn = { name: c.name, type: t?.type ?? null, nullable: c.notnull === 0 && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
+      return t?.enum ? { ...col, enum: t.enum } : col;
     });
     const constraints: IntrospectTable['constraints'] = [];
     const pk = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
