@@ -4,6 +4,7 @@ import { unsupported, type Emitter, type Node } from './emit.js';
 import { isIntrospectionView } from './introspect.js';
 import { kind, only, rangeVar, str } from './lower.js';
 import { AUTH_USERS } from './reserved.js';
+import { viewNamed } from './views.js';
 import type { Statement, Step } from './statements.js';
 
 /**
@@ -117,6 +118,11 @@ export function grantStatement(n: Node, em: Emitter): Statement {
   const steps: Step[] = [];
   const names: string[] = [];
   for (const t of n.tables as Node[]) {
+    const view = viewNamed(em, t.db, t.table);
+    if (view !== null) {
+      names.push(view);
+      continue;
+    }
     const phys = em.physical(t.db, t.table, true);
     if (phys === AUTH_USERS || isIntrospectionView(phys)) throw unsupported(`privileges on ${phys} (only the service role reads it)`);
     if (em.opts.schema(phys) === null) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`, { details: { sqlstate: '42P01' } });

@@ -187,7 +187,12 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
     statementPrivileges(n, s, em.refs, privileges);
     for (const p of em.params) maxParam = Math.max(maxParam, p);
     if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
-    if (s.views) applyViewEffect(viewsNow(), s.views);
+    if (s.views) {
+      applyViewEffect(viewsNow(), s.views);
+      // note: SQLite's placeholder of a view takes its name; a later statement sees it made or gone.
+      for (const v of s.views.drop ?? []) overrides.set(v, null);
+      if (s.views.set) overrides.set(s.views.set.name, s.views.set.columns);
+    }
     if (s.effect) {
       if (s.command === 'DROP TABLE') overrides.set(s.effect.table, null);
       else overrides.set(s.effect.table, s.effect.columns);
