@@ -1,4 +1,5 @@
 import { families } from './corpus-families.js';
+import { more } from './corpus-more.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -499,6 +500,7 @@ const raw: Array<string | Entry> = [
   `select 'a' = any(array['a', 'b']) as found`,
   u(`select array[1, 2]`),
   ...families,
+  ...more,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),

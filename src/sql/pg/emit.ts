@@ -23,7 +23,7 @@ import { emitOrderLimit, emitSelectCore } from './query-parts.js';
  */
 
 /** Conversions of one value that may run when a parameter is bound instead of inside SQLite. */
-export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_float', 'pe_text_array']);
+export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_int4', 'pe_int8', 'pe_float', 'pe_text_array']);
 export type Node = { type?: string; [k: string]: unknown };
 
 export interface Expr {
@@ -320,7 +320,9 @@ export class Emitter {
   _subquery(n: Node, scope: Source[]): Expr {
     if (this.native) throw unsupported('subqueries in DDL');
     const sub = this.select(n.ast as Node, scope);
-    return { sql: `(${sub.sql})`, type: sub.columns?.[0]?.type ?? null, name: sub.columns?.[0]?.name ?? '?column?' };
+    // note: SQLite takes a scalar subquery's first row; Postgres fails past one (21000): at most two are read.
+    const one = `(WITH "_pe_s"("v") AS (${sub.sql}) SELECT CASE WHEN count(*) > 1 THEN pe_error('more than one row returned by a subquery used as an expression') ELSE min("v") END FROM (SELECT "v" FROM "_pe_s" LIMIT 2))`;
+    return { sql: one, type: sub.columns?.[0]?.type ?? null, name: sub.columns?.[0]?.name ?? '?column?' };
   }
 
   _resolve(table: string | null, name: string, scope: Source[]): { source: Source; type: PgType | null } | null {

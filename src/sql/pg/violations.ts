@@ -43,6 +43,14 @@ export function valueErrorState(message: string): string | null {
   if (/^value too long for type /.test(message)) return '22001';
   if (/^unit ".*" not recognized|^cannot get array length/.test(message)) return '22023';
   if (/^cannot insert a non-DEFAULT value into column|can only be updated to DEFAULT$/.test(message)) return '428C9';
+  if (/^field name must not be null|^too few arguments for format|^unterminated format|^unrecognized format/.test(message)) return '22023';
+  if (/^null character not permitted/.test(message)) return '54000';
+  if (/^step size cannot equal zero|^cannot extract elements from|^cannot call jsonb_\w+ on|^cannot deconstruct/.test(message)) return '22023';
+  if (/^invalid regular expression/.test(message)) return '2201B';
+  if (/^more than one row returned by a subquery|^ON CONFLICT DO UPDATE command cannot affect row a second time/.test(message)) return '21000';
+  if (/^there is no unique or exclusion constraint matching the ON CONFLICT/.test(message)) return '42P10';
+  if (/^missing FROM-clause entry for table/.test(message)) return '42P01';
+  if (/^(function|operator) .* does not exist/.test(message)) return '42883';
   return null;
 }
 
