@@ -107,4 +107,24 @@ export const more: Array<string | Entry> = [
   `select chr(0) as bad`,
   `select 2 ^ 10 as p, 2.0 ^ 3 as q, 4 ^ 0.5 as r, null ^ 2 as s`,
   `select 2 ^ 3 ^ 2 as p`,
+
+  // ---- subscripts of a function's or ARRAY[…]'s result
+  `select (regexp_match('abc123', '([a-z]+)([0-9]+)'))[2] as m, (regexp_match('abc', 'x'))[1] as n`,
+  `select (string_to_array('a,b,c', ','))[2] as m, ('{x,y}'::text[])[1] as n`,
+  `select (array['a','b'])[3] as m, (array['a','b'])[1] as n`,
+  o(`select title, (regexp_match(title, '^(\w+) (\w+)'))[2] as second from books order by id`),
+
+  // ---- jsonb_object_keys as a FROM item
+  `select * from jsonb_object_keys('{"a":1,"b":2}'::jsonb)`,
+  o(`select k from jsonb_object_keys('{"b":1,"a":2}'::jsonb) as k order by k`),
+  `select * from jsonb_object_keys('[1]'::jsonb)`,
+  `select count(*) as n from kv, jsonb_object_keys('{"x":1}') j`,
+  o(`select name, (select count(*) from jsonb_object_keys(a.meta)) as n from authors a order by id`),
+
+  // ---- VALUES in set operations; ON CONFLICT without a matching unique index (42P10)
+  o(`values (1) union all values (2)`),
+  o(`values (1, 'a') union values (1, 'a') union all select 2, 'b' order by 1`),
+  `insert into kv (k, v) values ('z2', '1') on conflict (v) do nothing`,
+  `insert into kv (k, v) values ('z2', '1') on conflict (k, v) do update set v = excluded.v`,
+  `select count(*) as n from kv where k = 'z2'`,
 ];

@@ -5,7 +5,7 @@ import type { ColumnType, PgType } from './types.js';
 
 /**
  * Set-returning functions as FROM items: `generate_series` (integers), `unnest` (text[]),
- * `jsonb_array_elements[_text]`, `jsonb_each[_text]` (and their json_ forms), each as a
+ * `jsonb_array_elements[_text]`, `jsonb_each[_text]`, `jsonb_object_keys` (and their json_ forms), each as a
  * subquery over SQLite's recursive CTE or json_each. Their arguments may name outer queries'
  * columns but not earlier items of the same FROM list (that is LATERAL, refused).
  *
@@ -55,6 +55,12 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
           { name: 'value', type: text ? 'text' : name.startsWith('jsonb') ? 'jsonb' : 'json' },
         ],
       };
+      break;
+    }
+    case 'jsonb_object_keys':
+    case 'json_object_keys': {
+      const j = json(em, args, name);
+      body = { sql: `SELECT "key" AS "v0" FROM json_each(${j}) ${OBJECT_ONLY(j, name)}`, columns: [{ name: alias ?? name, type: 'text' }] };
       break;
     }
     default:

@@ -485,6 +485,10 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
     const pg = constraintError(code, message, e.facts as ViolationFacts | undefined, lookup);
     if (pg) return toEdge(pg, err);
   }
+  // note: SQLite refuses an ON CONFLICT target without a matching unique index when it prepares the statement.
+  if (/ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint/.test(message)) {
+    return toEdge({ sqlstate: '42P10', message: 'there is no unique or exclusion constraint matching the ON CONFLICT specification' }, err);
+  }
   const input = /pe_invalid_input: (.*)$/s.exec(message);
   if (input) {
     const text = input[1]!.slice(0, 300);
