@@ -121,6 +121,22 @@ export const more: Array<string | Entry> = [
   `select count(*) as n from kv, jsonb_object_keys('{"x":1}') j`,
   o(`select name, (select count(*) from jsonb_object_keys(a.meta)) as n from authors a order by id`),
 
+  // ---- set-returning functions over an earlier FROM item (implicitly LATERAL)
+  o(`select b.id, t from books b, unnest(b.tags) t order by b.id, t`),
+  o(`select k, e from kv, jsonb_array_elements_text(v) e where k = 'f' order by e`),
+  `select k, e.value from kv, jsonb_array_elements(kv.v) e where k = 'f'`,
+  `select k, e.value from kv, jsonb_array_elements(kv.v) e where k = 'c'`,
+  `select * from kv, jsonb_array_elements(kv.v) e`,
+  o(`select a.name, m.key, m.value from authors a, jsonb_each(a.meta) m where a.id < 3 order by a.id, m.key`),
+  o(`select a.name, m.key, m.value from authors a, jsonb_each_text(a.meta) m where a.id = 3 order by a.id, m.key`),
+  o(`select a.name, k from authors a cross join jsonb_object_keys(a.meta) k order by a.id, k`),
+  o(`select a.name, count(*) as n from authors a, jsonb_each_text(a.meta) m group by a.name order by a.name`),
+  o(`select b.title, t.* from books b, unnest(b.tags) as t(tag) where b.id < 3 order by b.id, t.tag`),
+  o(`select b.id, t from books b left join unnest(b.tags) t on true order by b.id, t`),
+  o(`select t, count(*) as n from books b, unnest(b.tags) t group by t order by n desc, t`),
+  o(`select b.title from books b where exists (select 1 from unnest(b.tags) t where t = 'math') order by b.id`),
+  o(`select a.name, l from authors a, jsonb_array_elements_text(a.meta -> 'langs') l order by a.id, l`),
+
   // ---- VALUES in set operations; ON CONFLICT without a matching unique index (42P10)
   o(`values (1) union all values (2)`),
   o(`values (1, 'a') union values (1, 'a') union all select 2, 'b' order by 1`),

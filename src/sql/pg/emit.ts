@@ -38,6 +38,8 @@ export interface Expr {
 export interface Source {
   alias: string;
   columns: ColumnType[] | null;
+  /** Columns that are expressions over the item rather than its own columns (a set-returning function over an earlier FROM item: from-functions.ts). */
+  exprs?: Readonly<Record<string, string>>;
 }
 
 /** The column that stands for "the referenced table's primary key" in a REFERENCES translate.ts rewrote for the parser. */
@@ -359,7 +361,7 @@ export class Emitter {
       // note: `excluded.col` in ON CONFLICT, or a table the query does not name.
       if (table !== 'excluded') throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${table}"`);
     }
-    const sql = table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name);
+    const sql = r?.source.exprs?.[name] ?? (table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name));
     if (this._bare && this._aggDepth === 0 && r && this._coreSources.includes(r.source)) this._bare.push({ alias: r.source.alias, name, sql });
     return { sql, type: r?.type ?? null, name };
   }
@@ -397,8 +399,8 @@ export class Emitter {
  * `pe_tick(a.x, b.y, …)` (as its marker): one column of every source, so SQLite evaluates it
  * in the innermost loop (a term without column references would run once, before the loops).
  */
-export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
-  const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
+export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null; exprs?: Readonly<Record<string, string>> }>): string {
+  const args = sources.filter((s) => s.columns?.length).map((s) => s.exprs?.[s.columns![0]!.name] ?? `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
   return `\0K${args.join(', ')}\0`;
 }
 
