@@ -69,6 +69,9 @@ export function registerMore(db: Database.Database): void {
     });
   });
 
+  // ---- numeric: a double rounded to 15 significant digits, the most it holds exactly (0.1 + 0.2 → 0.3).
+  db.function('pe_num15', det, (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(15)) : v));
+
   // ---- text[] (JSON arrays)
   db.function('pe_array_to_string', { deterministic: true, varargs: true }, (a: unknown, sep: unknown, nul?: unknown) => {
     if (a === null || sep === null) return null;

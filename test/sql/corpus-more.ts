@@ -25,6 +25,14 @@ export const more: Array<string | Entry> = [
   `select 123.456::numeric(5,2) as n`,
   `select 12345.6::numeric(5,2) as bad`,
 
+  // ---- numeric sums, differences and products are exact to 15 digits (float8 is not)
+  `select 0.1 + 0.2 = 0.3 as a, 0.1::float8 + 0.2::float8 = 0.3::float8 as b, 0.3 - 0.1 = 0.2 as c, 1.1 * 3 = 3.3 as d`,
+  `select 0.1 + 0.2 as s, 1.1 * 3 as p, null::numeric + 1 as n`,
+  o(`select title, price * 2 as doubled, price + 0.01 as plus from books order by id`),
+  `select sum(price) + 0.1 as s from books`,
+  o(`select title from books where price + 0.01 = 1.00 order by id`),
+  `select status, qty * 100 / sum(qty) over () as pct from orders`,
+
   // ---- scalar subqueries: more than one row is 21000
   `select (select id from books) as x`,
   `select (select id from books where id = 1) as x, (select id from books where id = -1) as y`,

@@ -199,6 +199,8 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
     if (op === '%' && (type === 'float8' || type === 'numeric')) throw unsupported('% on non-integers');
     return { sql: `(${l.sql} ${op} ${div})`, type, name: '?column?' };
   }
+  // note: numeric is exact in Postgres (0.1 + 0.2 = 0.3); here a double, so a sum, difference or product is rounded to 15 significant digits.
+  if (type === 'numeric' && !em.native && (op === '+' || op === '-' || op === '*')) return { sql: em._fn('pe_num15', `(${l.sql} ${op} ${r.sql})`), type, name: '?column?' };
   return { sql: `(${l.sql} ${op} ${r.sql})`, type, name: '?column?' };
 }
 
