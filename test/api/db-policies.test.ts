@@ -6,7 +6,6 @@ import { openEventSource } from '../helpers/realtime.js';
 // organisation pattern made by SQL, used as two users on every path.
 
 let s: TestServer;
-const JSON_H = { 'content-type': 'application/json' };
 
 interface Caller {
   key?: string | null;
