@@ -266,7 +266,12 @@ class Translator {
     this.#frames.push(...frames);
     try {
       let cols = '1';
-      if (oneColumn) {
+      if (!oneColumn) {
+        // note: EXISTS ignores what its subquery selects, but Postgres still checks the names in it.
+        const mark = this.params.length;
+        for (const c of (q.columns as Node[] | undefined) ?? []) if ((c.expr as Node | undefined)?.column !== '*') this.value(c.expr as Node);
+        this.params.length = mark;
+      } else {
         const list = q.columns as Node[] | undefined;
         if (!Array.isArray(list) || list.length !== 1 || (list[0]!.expr as Node | undefined)?.column === '*') throw unsupported('a subquery used as a value returns one column');
         cols = this.value(list[0]!.expr as Node);
