@@ -1,6 +1,8 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { openEventSource } from '../helpers/realtime.js';
+import { openEventSource, restartTestServer } from '../helpers/realtime.js';
 
 // Named policies (docs/sql.md "Policies", docs/api.md "Row-level security"): the multi-tenant
 // organisation pattern made by SQL, used as two users on every path.
@@ -300,5 +302,40 @@ describe('cycles and bad input', () => {
     expect(deep.status).toBe(400);
     expect(deep.body.error.code).toBe('unsupported_sql');
     expect((await call('GET', '/db/tables/projects/rls', undefined, svc())).body).toEqual(before);
+  });
+});
+
+describe('a project whose policies were written before names were kept', () => {
+  it('opens with its policies working, listed per operation, and takes named ones beside them', async () => {
+    const own = await startTestServer();
+    let t = own;
+    try {
+      const c = (method: string, path: string, body?: unknown, token?: string) =>
+        t.req(path, { method, key: token ? t.keys.publishable : t.keys.service, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      type J = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const json = async (r: Promise<Response>): Promise<J> => (await (await r).json()) as J;
+      const reg = await json(c('POST', '/auth/register', { email: 'old@example.com', password: 'correct horse battery staple 1' }));
+      expect((await c('POST', '/db/tables', { name: 'notes', type: 'relational', columns: [{ name: 'owner', type: 'uuid' }, { name: 'body', type: 'text' }] })).status).toBe(201);
+      const mine = "owner = auth.uid()";
+      expect((await c('PUT', '/db/tables/notes/rls', { enabled: true, policies: { select: mine, insert: mine } })).status).toBe(200);
+      // the project file as main's code left it: no `named` column, no 0014 migration recorded
+      await t.server.close();
+      const db = new Database(join(t.dataDir, 'projects', t.projectId, 'project.db'));
+      db.exec(`ALTER TABLE "_svc_meta.rls" DROP COLUMN named; DELETE FROM "_svc_meta.migrations" WHERE version = 14`);
+      db.close();
+      t = await restartTestServer({ ...t, server: { close: async () => undefined } as unknown as TestServer['server'] });
+      const rls = await json(c('GET', '/db/tables/notes/rls'));
+      expect(rls.policies).toEqual({ select: mine, insert: mine });
+      expect(rls.named.map((p: { name: string }) => p.name)).toEqual(['rls_select', 'rls_insert']);
+      expect((await c('POST', '/db/tables/notes/rows', { data: { owner: reg.user.id, body: 'kept' } }, reg.access_token)).status).toBe(201);
+      expect((await c('POST', '/db/tables/notes/rows', { data: { owner: null, body: 'forged' } }, reg.access_token)).status).toBe(403);
+      const q = await c('POST', '/db/query', { sql: `create policy "shared" on notes for select using (body = 'shared'); insert into notes (owner, body) values (null, 'shared')` });
+      expect(q.status, await q.text()).toBe(200);
+      const rows = await json(c('GET', '/db/tables/notes/rows?order=body', undefined, reg.access_token));
+      expect(rows.rows.map((r: { data: { body: string } }) => r.data.body)).toEqual(['kept', 'shared']);
+      expect((await json(c('GET', '/db/tables/notes/rls'))).named.map((p: { name: string }) => p.name)).toEqual(['rls_select', 'rls_insert', 'shared']);
+    } finally {
+      await t.close();
+    }
   });
 });
