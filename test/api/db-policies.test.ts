@@ -318,10 +318,10 @@ describe('a project whose policies were written before names were kept', () => {
       expect((await c('POST', '/db/tables', { name: 'notes', type: 'relational', columns: [{ name: 'owner', type: 'uuid' }, { name: 'body', type: 'text' }] })).status).toBe(201);
       const mine = "owner = auth.uid()";
       expect((await c('PUT', '/db/tables/notes/rls', { enabled: true, policies: { select: mine, insert: mine } })).status).toBe(200);
-      // the project file as main's code left it: no `named` column, no 0014 migration recorded
+      // the project file as main's code left it: no `named` column, no 0017 migration recorded
       await t.server.close();
       const db = new Database(join(t.dataDir, 'projects', t.projectId, 'project.db'));
-      db.exec(`ALTER TABLE "_svc_meta.rls" DROP COLUMN named; DELETE FROM "_svc_meta.migrations" WHERE version = 14`);
+      db.exec(`ALTER TABLE "_svc_meta.rls" DROP COLUMN named; DELETE FROM "_svc_meta.migrations" WHERE version = 17`);
       db.close();
       t = await restartTestServer({ ...t, server: { close: async () => undefined } as unknown as TestServer['server'] });
       const rls = await json(c('GET', '/db/tables/notes/rls'));
