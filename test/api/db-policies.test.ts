@@ -160,6 +160,22 @@ describe('the organisation pattern: policies that read other tables, as the call
   });
 });
 
+describe('auth.jwt() paths', () => {
+  it("a claim path: `auth.jwt() -> 'app_metadata' ->> 'role'` reads the token's app_metadata, set by an administrator", async () => {
+    const made = await sql(`insert into projects (org_id, title) values ('${ORG_B}', 'b-del') returning id`);
+    const id = made.body.rows[0].id as string;
+    expect((await call('DELETE', `/db/tables/projects/rows/${id}`, undefined, as(bob))).status).toBe(403);
+    expect((await call('PATCH', `/auth/users/${bob.id}`, { app_metadata: { role: 'admin' } }, svc())).status).toBe(200);
+    const login = await call('POST', '/auth/login', { email: 'bob@example.com', password: 'correct horse battery staple 1' });
+    expect(login.status, login.text).toBe(200);
+    const claims = JSON.parse(Buffer.from((login.body.access_token as string).split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    expect(claims.app_metadata).toEqual({ role: 'admin' });
+    expect((await call('DELETE', `/db/tables/projects/rows/${id}`, undefined, { token: login.body.access_token })).status).toBe(204);
+    // deleted for good (the service role sees it gone)
+    expect((await sql(`select count(*) as n from projects where title = 'b-del'`)).body.rows).toEqual([{ n: 0 }]);
+  });
+});
+
 describe('names, combining, ALTER and DROP', () => {
   const rls = async (t: string) => (await call('GET', `/db/tables/${t}/rls`, undefined, svc())).body;
 
