@@ -8,7 +8,8 @@ import { POLICY_OPS, type CompiledPolicy, type NamedPolicy, type PolicyOp, type 
  * permissive policies that apply are ORed, and the restrictive ones ANDed with that (no
  * permissive policy: denied). USING applies to the rows a command reads (select, update,
  * delete); WITH CHECK (else USING) to new rows (insert, and an update's new row).
- * `TO anon|authenticated|service_role` guards a policy with `auth.role() IN (…)`.
+ * `TO anon|authenticated|service_role` guards a policy with `auth.role() IN (…) AND …` (a
+ * restrictive one with `auth.role() NOT IN (…) OR …`: it does not restrict other roles).
  */
 
 export const POLICY_ROLES: readonly string[] = ['anon', 'authenticated', 'service_role'];
@@ -89,7 +90,10 @@ export function compileSet(list: readonly NamedPolicy[], def: TableDef, lookup?:
     if (seen.has(p.name)) throw new EdgeError('invalid_request', `policy "${p.name}" for table "${def.name}" already exists`, { details: { sqlstate: '42710' } });
     seen.add(p.name);
     const one = (src: string, part: string): { src: string; c: CompiledPolicy } => {
-      const text = p.roles.length ? `auth.role() IN (${p.roles.map((r) => `'${r}'`).join(', ')}) AND (${src})` : src.trim();
+      // note: a policy applies to its roles only: a permissive one grants nothing to the others,
+      // a restrictive one does not restrict them.
+      const roles = p.roles.map((r) => `'${r}'`).join(', ');
+      const text = !p.roles.length ? src.trim() : p.permissive ? `auth.role() IN (${roles}) AND (${src})` : `auth.role() NOT IN (${roles}) OR (${src})`;
       try {
         return { src: text, c: compilePolicy(text, def, lookup) };
       } catch (err) {

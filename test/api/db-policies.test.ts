@@ -206,6 +206,10 @@ describe('names, combining, ALTER and DROP', () => {
     expect((await rls('projects')).policies.select).toBe(
       "((exists (select 1 from members m where m.org_id = projects.org_id and m.user_id = auth.uid())) OR (title like 'pub%')) AND (title not like '%archived%')",
     );
+    // a restrictive policy for some roles leaves the others alone
+    expect((await sql(`create policy "anon sees no b" on projects as restrictive for select to anon using (title not like 'b%')`)).status).toBe(200);
+    expect(titles((await list(bob)).rows)).toEqual(['b-live', 'b1', 'b2', 'pub-a']);
+    expect((await sql(`drop policy "anon sees no b" on projects`)).status).toBe(200);
     // restrictive alone grants nothing
     expect((await sql(`create table r_only (id uuid primary key default gen_random_uuid(), n int); alter table r_only enable row level security; create policy r on r_only as restrictive using (true); insert into r_only (n) values (1)`)).status).toBe(200);
     expect((await call('GET', '/db/tables/r_only/rows', undefined, as(alice))).body.rows).toEqual([]);
