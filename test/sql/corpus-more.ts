@@ -151,4 +151,15 @@ export const more: Array<string | Entry> = [
   `insert into kv (k, v) values ('z2', '1') on conflict (v) do nothing`,
   `insert into kv (k, v) values ('z2', '1') on conflict (k, v) do update set v = excluded.v`,
   `select count(*) as n from kv where k = 'z2'`,
+
+  // ---- ON CONFLICT DO UPDATE proposing the same key twice (21000)
+  `create table up2 (k text primary key, n int not null default 0)`,
+  `insert into up2 (k, n) values ('a', 1), ('a', 2) on conflict (k) do update set n = excluded.n`,
+  `select count(*) as n from up2`,
+  o(`insert into up2 (k, n) values ('a', 1), ('b', 2) on conflict (k) do update set n = excluded.n returning k, n`),
+  `insert into up2 (k, n) values ('a', 5), ('a', 6) on conflict (k) do update set n = excluded.n`,
+  o(`insert into up2 (k, n) values ('c', 1), ('c', 2) on conflict (k) do nothing returning k, n`),
+  p(`insert into up2 (k, n) values ($1, 1), ($1, 2) on conflict (k) do update set n = excluded.n`, ['d']),
+  o(`select k, n from up2 order by k`),
+  `drop table up2`,
 ];

@@ -3,6 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
+import { checkUpsertKeys } from './upsert-check.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -222,6 +223,7 @@ export function insert(n: Node, em: Emitter): Statement {
       return vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!)));
     });
     if (rows.length === 0) throw unsupported('INSERT without rows');
+    checkUpsertKeys(n.conflict as Node | undefined, cols, rows);
     const width = (values.values as Node[])[0]!.value as Node[];
     cols = cols.slice(0, width.length);
     body = `VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}`;
