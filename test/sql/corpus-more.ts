@@ -33,6 +33,14 @@ export const more: Array<string | Entry> = [
   o(`select title from books where price + 0.01 = 1.00 order by id`),
   `select status, qty * 100 / sum(qty) over () as pct from orders`,
 
+  // ---- jsonb ->> on arrays, timestamptz against date-only text, window shares
+  `select '[1,2]'::jsonb ->> 0 as a, '[1,2]'::jsonb -> 1 as b, '[1,2]'::jsonb ->> 5 as c, '[1,2]'::jsonb ->> -1 as d`,
+  `select '{"a":[1,2]}'::jsonb -> 'a' ->> 1 as a, '[{"x":"y"}]'::jsonb -> 0 ->> 'x' as b`,
+  `select count(*) as n from orders where placed_at > '2024-02-01'`,
+  `select count(*) as n from orders where placed_at >= '2024-02-01' and placed_at < '2024-03-01'`,
+  o(`select status from orders where placed_at::date = '2024-03-01' order by status`),
+  o(`select status, qty, qty * 100 / sum(qty) over () as pct, sum(qty) over () as total from orders order by placed_at`),
+
   // ---- scalar subqueries: more than one row is 21000
   `select (select id from books) as x`,
   `select (select id from books where id = 1) as x, (select id from books where id = -1) as y`,
