@@ -7,6 +7,7 @@ import { grantStatement } from './grant.js';
 import { typeStatement } from './types-ddl.js';
 import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
 import { policyStatement, type PolicyChange } from './policy-stmt.js';
+import { checkUpsertKeys } from './upsert-check.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -200,6 +201,7 @@ export function insert(n: Node, em: Emitter): Statement {
       return vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!)));
     });
     if (rows.length === 0) throw unsupported('INSERT without rows');
+    checkUpsertKeys(n.conflict as Node | undefined, cols, rows);
     const width = (values.values as Node[])[0]!.value as Node[];
     cols = cols.slice(0, width.length);
     body = `VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}`;
