@@ -12,7 +12,8 @@ import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType, type SchemaLookup } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
-import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
+import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, type TrackedTable } from '../../sql/pg/changes.js';
+import { routineSteps, triggerWrites } from '../../sql/pg/triggers.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
@@ -169,8 +170,10 @@ export class QueryService {
       return [shape(only!.command, only!.columns, fast)];
     }
     const policies = this.#policyWrites(lease, t);
+    const routines = routineSteps(lease.db, t.statements, columns, (name) => this.#tracked(lease, name));
     const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
+      routines.get(s)?.map((r) => ({ ...r, result: false })) ??
       s.steps.map((step) => {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
@@ -265,6 +268,13 @@ export class QueryService {
     return out;
   }
 
+  /** A db-catalog table as the change capture sees it (triggers.ts logs the rows a trigger inserts into it). */
+  #tracked(lease: ProjectLease, name: string): TrackedTable | null {
+    const info = this.#db.tables(lease).get(name);
+    if (!info) return null;
+    return { table: name, columns: info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type })), stamps: info.def.stamps !== false };
+  }
+
   /** Triggers for the db-catalog tables a writing script names, so its row changes become change events. */
   #capture(lease: ProjectLease, t: Translation): WorkerJob['capture'] {
     const tables = this.#db.tables(lease);
@@ -273,7 +283,12 @@ export class QueryService {
     // their triggers for foreign-key actions), so they are tracked as well.
     const fks = catalogStore.referencing(lease, tables);
     const names = new Set(t.tables);
-    for (const name of names) for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+    // note: and the tables the SQL triggers of a named table write (triggers.ts), down the chain.
+    const writes = triggerWrites(lease.db);
+    for (const name of names) {
+      for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+      for (const w of writes.get(name) ?? []) names.add(w);
+    }
     // note: a table the script alters or drops is not tracked (a trigger naming a column would block the
     // change); its row changes in that script are not captured (docs/sql.md).
     for (const s of t.statements) if (s.effect) names.delete(s.effect.table);

@@ -82,6 +82,8 @@ export class Emitter {
   _aggDepth = 0;
   _sawAgg = false;
   _coreSources: Source[] = [];
+  /** Row sources every expression may name (a trigger body's `new` and `old`, plpgsql.ts). */
+  ambient: Source[] = [];
 
   constructor(readonly opts: EmitOptions) {}
 
@@ -352,8 +354,8 @@ export class Emitter {
     const t = n.table as unknown;
     const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
     if (n.schema || (n as { db?: unknown }).db) throw unsupported('schema-qualified column references');
-    const r = this._resolve(table, name, scope);
-    if (table !== null && !r && !scope.some((s) => s.alias === table)) {
+    const r = this._resolve(table, name, scope) ?? (table !== null && this.ambient.length ? this._resolve(table, name, this.ambient) : null);
+    if (table !== null && !r && !scope.some((s) => s.alias === table) && !this.ambient.some((s) => s.alias === table)) {
       // note: `excluded.col` in ON CONFLICT, or a table the query does not name.
       if (table !== 'excluded') throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${table}"`);
     }

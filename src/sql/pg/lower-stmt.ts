@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
 import { tokens, type ParsedStatement } from './parse.js';
+import { lowerCreateFunction, lowerCreateTrigger, lowerDropRoutine } from './triggers.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -52,6 +53,10 @@ export function lowerStatement(s: ParsedStatement): Node {
       return { type: 'transaction' };
     case 'CreatePolicyStmt':
       return policy(f, s.text);
+    case 'CreateFunctionStmt':
+      return lowerCreateFunction(f, s);
+    case 'CreateTrigStmt':
+      return lowerCreateTrigger(f);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -355,6 +360,8 @@ function drop(f: Record<string, unknown>): Node {
     if (cascade) throw unsupported('DROP INDEX … CASCADE');
     return { type: 'drop', keyword: 'index', prefix, name: names.map((p) => ({ type: 'column_ref', ...((q) => ({ table: q.db, column: q.table }))(qualified(p)) })) };
   }
+  const routine = lowerDropRoutine(f);
+  if (routine) return routine;
   throw unsupported(`DROP ${String(f.removeType).replace(/^OBJECT_/, '').replaceAll('_', ' ')}`);
 }
 
