@@ -271,3 +271,30 @@ describe('refused and dropped', () => {
     expect(r.body.error).toMatchObject({ message: 'record "new" has no field "nope"', details: { sqlstate: '42703' } });
   });
 });
+
+describe('a BEFORE trigger\'s assignments as each door shows them', () => {
+  it('the rows API answers and announces the row as stored; SQL stores it, announces insert then update, and RETURNING shows the row as written', async () => {
+    expect((await call('POST', '/db/tables', { name: 'pages', type: 'relational', columns: [{ name: 'title', type: 'text' }, { name: 'slug', type: 'text' }] })).status).toBe(201);
+    await ok(`
+      create function slugify() returns trigger language plpgsql as $$ begin new.slug := lower(replace(new.title, ' ', '-')); return new; end $$;
+      create trigger pages_slug before insert or update on pages for each row execute function slugify();`);
+    const es = openEventSource(`${s.url}/realtime/stream?table=pages&apikey=${s.keys.service}`);
+    try {
+      await es.next((m) => m.event === 'ready');
+      const api = await call('POST', '/db/tables/pages/rows', { data: { title: 'By API' } });
+      expect(api.body.data).toEqual({ title: 'By API', slug: 'by-api' });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { slug: 'by-api' } });
+      const patched = await call('PATCH', `/db/tables/pages/rows/${api.body.id}`, { data: { title: 'New Title' } });
+      expect(patched.body.data).toEqual({ title: 'New Title', slug: 'new-title' });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', data: { slug: 'new-title' } });
+      const sql = await ok(`insert into pages (title) values ('By SQL') returning title, slug`);
+      expect(sql.rows).toEqual([{ title: 'By SQL', slug: null }]);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { slug: null } });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', data: { slug: 'by-sql' } });
+      expect(await es.quiet(300)).toEqual([]);
+    } finally {
+      es.close();
+    }
+    expect((await ok(`select slug from pages order by slug`)).rows).toEqual([{ slug: 'by-sql' }, { slug: 'new-title' }]);
+  });
+});

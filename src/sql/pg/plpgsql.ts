@@ -196,13 +196,18 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
     if (spec.timing === 'before' && event !== 'delete' && st.env.size) {
       if (auth) throw refused('assignments to NEW on auth.users');
       const key = columns.find((c) => c.pk)?.name ?? 'rowid';
-      const sets = [...st.env].map(([f, v]) => {
+      const sets: string[] = [];
+      const differs: string[] = [];
+      for (const [f, v] of st.env) {
         const col = columns.find((c) => c.name === f)!;
         const e = em.coerce(em.expr(lowerExpr(v), []), col.type);
-        return `${quoteIdent(f)} = ${e.sql}`;
-      });
+        sets.push(`${quoteIdent(f)} = ${e.sql}`);
+        differs.push(`${quoteIdent(f)} IS NOT (${e.sql})`);
+      }
       const name = `${base}_set`;
-      out.create.push(`${head(name, 'AFTER')}UPDATE ${quoteIdent(spec.table)} SET ${sets.join(', ')} WHERE ${key === 'rowid' ? 'rowid' : quoteIdent(key)} = "new".${key === 'rowid' ? 'rowid' : quoteIdent(key)}; END`);
+      const k = key === 'rowid' ? 'rowid' : quoteIdent(key);
+      // note: only a row whose values change is written again (no second update, no change event, when the assignment changes nothing).
+      out.create.push(`${head(name, 'AFTER')}UPDATE ${quoteIdent(spec.table)} SET ${sets.join(', ')} WHERE ${k} = "new".${k} AND (${differs.join(' OR ')}); END`);
       out.names.push(name);
     }
   }

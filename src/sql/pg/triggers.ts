@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EdgeError } from '../../core/errors.js';
+import type { ProjectLease } from '../../project/registry.js';
+import { schemaVersion } from '../../project/schema-version.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { imageJson, rowJson, type TrackedTable } from './changes.js';
@@ -284,4 +286,25 @@ export function logInsert(t: TrackedTable | null): string | null {
     `SELECT ${NOW}, 'insert', ${quoteLiteral(t.table)}, ${q}."id", ${rowJson(t, q)}, NULL, ${imageJson(t, q)}, NULL FROM ${q} ` +
     `WHERE ${q}.rowid = last_insert_rowid() AND changes() > 0 AND NOT EXISTS (SELECT 1 FROM pragma_table_list WHERE schema = 'temp' AND name = 'pe_changes')`
   );
+}
+
+interface Assigning {
+  version: number;
+  tables: Set<string>;
+}
+
+/**
+ * The row as stored after a write through the rows API, whose `RETURNING *` shows the values
+ * before the SQLite AFTER triggers that apply a BEFORE trigger's assignments to NEW ran
+ * (plpgsql.ts): read again only for tables that have such a trigger (known per schema version).
+ */
+export function rowAfterTriggers<T extends { id?: unknown }>(lease: ProjectLease, table: string, raw: T): T {
+  const c = lease.cache<Assigning>('sql.triggers.assigning', () => ({ version: -1, tables: new Set() }));
+  const v = schemaVersion(lease);
+  if (c.version !== v) {
+    c.tables = new Set(lease.stmt(`SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_trg\\_%\\_set' ESCAPE '\\'`).pluck().all() as string[]);
+    c.version = v;
+  }
+  if (!c.tables.has(table)) return raw;
+  return (lease.stmt(`SELECT * FROM ${quoteIdent(table)} WHERE "id" = ?`).get(raw.id) as T | undefined) ?? raw;
 }
