@@ -13,7 +13,7 @@ import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnTyp
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, type TrackedTable } from '../../sql/pg/changes.js';
-import { routineSteps, triggerWrites } from '../../sql/pg/triggers.js';
+import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
@@ -143,7 +143,7 @@ export class QueryService {
   }
 
   async #execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission, version: number, columns: SchemaLookup): Promise<QueryResult[]> {
-    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns));
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns), (name) => storedFunctions(lease, version).get(name) ?? null);
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);

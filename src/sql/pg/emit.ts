@@ -1,3 +1,4 @@
+import type { FunctionLookup } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
@@ -65,6 +66,8 @@ export interface EmitOptions {
   readable?: (physical: string) => boolean;
   /** The project's tables for the introspection views (introspect.ts); without it they are empty. */
   introspect?: Introspect;
+  /** The project's LANGUAGE sql functions, inlined where called (sql-functions.ts). */
+  functions?: FunctionLookup;
 }
 
 export class Emitter {
@@ -245,6 +248,9 @@ export class Emitter {
     if (Array.isArray(n.array_index) && n.array_index.length) return this._subscript(n, scope);
     if (n.ast) return this._subquery(n, scope);
     switch (n.type) {
+      case 'pe_sql':
+        // note: an already emitted value (a LANGUAGE sql function's argument, sql-functions.ts).
+        return n.expr as Expr;
       case 'column_ref':
         return this._column(n, scope);
       case 'number': {

@@ -232,6 +232,7 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
         params: [row.name, row.language, row.returns, row.definer, row.source],
       });
       fns.set(r.name, row);
+      for (const sql of BUMP) steps.push({ sql, params: [] });
       // note: OR REPLACE recompiles the triggers that use the function, against the tables as they are now.
       for (const t of users) {
         dropSql(t, steps);
@@ -263,6 +264,7 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
         const user = [...trgs.values()].find((t) => t !== null && t.fn === r.name);
         if (user) throw pgError('2BP01', `cannot drop function ${r.name}() because other objects depend on it`, `trigger ${user.name} on table ${shown(user.tbl)} depends on function ${r.name}()`);
         steps.push({ sql: `DELETE FROM ${FUNCTIONS_TABLE} WHERE name = ?`, params: [r.name] });
+        for (const sql of BUMP) steps.push({ sql, params: [] });
         fns.set(r.name, null);
       }
     }
@@ -308,3 +310,20 @@ export function rowAfterTriggers<T extends { id?: unknown }>(lease: ProjectLease
   if (!c.tables.has(table)) return raw;
   return (lease.stmt(`SELECT * FROM ${quoteIdent(table)} WHERE "id" = ?`).get(raw.id) as T | undefined) ?? raw;
 }
+
+/**
+ * The stored LANGUAGE sql (and plpgsql) functions, read once per schema version: creating,
+ * replacing or dropping a function changes the schema version (routineSteps), so cached
+ * translations that inlined the old body are not used again.
+ */
+export function storedFunctions(lease: ProjectLease, version: number): Map<string, FnRow> {
+  const c = lease.cache<{ version: number; fns: Map<string, FnRow> }>('sql.functions.stored', () => ({ version: -1, fns: new Map() }));
+  if (c.version !== version) {
+    c.fns = readFunctions(lease.db);
+    c.version = version;
+  }
+  return c.fns;
+}
+
+/** Steps that change SQLite's schema version (a reserved scratch table made again): a new function body invalidates cached translations. */
+const BUMP = [`DROP TABLE IF EXISTS "_svc_meta.sql_functions_version"`, `CREATE TABLE "_svc_meta.sql_functions_version" (x)`];
