@@ -60,6 +60,16 @@ describe('LANGUAGE sql functions', () => {
     expect((await ok(`select vault_total() as total, vault_visible() as visible`)).rows).toEqual([{ total: 3, visible: 3 }]);
   });
 
+  it('is inlined in a trigger body too', async () => {
+    await ok(`
+      create table words (id serial primary key, w text, n int);
+      create function wlen(t text) returns int language sql immutable as $$ select length(t) $$;
+      create function words_len() returns trigger language plpgsql as $$ begin new.n := wlen(new.w) * 2; return new; end $$;
+      create trigger words_len before insert on words for each row execute function words_len();
+      insert into words (w) values ('hello')`);
+    expect((await ok(`select w, n from words`)).rows).toEqual([{ w: 'hello', n: 10 }]);
+  });
+
   it('refuses what it cannot inline, by name', async () => {
     for (const [sql, construct] of [
       [`create function f1() returns setof int language sql as $$ select 1 $$`, 'SETOF'],

@@ -6,6 +6,7 @@ import { kind, lowerExpr, rangeVar } from './lower.js';
 import { lowerStatement } from './lower-stmt.js';
 import { parseOne, parsePlpgsql, tokens, type PgNode } from './parse.js';
 import { statement } from './statements.js';
+import type { FunctionLookup } from './sql-functions.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 
 /**
@@ -170,7 +171,7 @@ interface State {
 }
 
 /** Compiles one trigger of a function (its CREATE FUNCTION text) for a table. */
-export function compileTrigger(spec: TriggerSpec, createText: string, schema: SchemaLookup, log: (table: string) => string | null = () => null): CompiledTrigger {
+export function compileTrigger(spec: TriggerSpec, createText: string, schema: SchemaLookup, log: (table: string) => string | null = () => null, functions?: FunctionLookup): CompiledTrigger {
   const fn = body(createText);
   const auth = spec.table === AUTH_USERS_PHYSICAL;
   const columns: ColumnType[] | null = auth ? Object.entries(AUTH_FIELDS).map(([name, f]) => ({ name, type: f.type, ...(name === 'id' ? { pk: true } : {}) })) : schema(spec.table);
@@ -181,7 +182,7 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
     const st: State = { event, spec, fn, env: new Map(), live: TRUE, actions: [], fields };
     run(fn.action, TRUE, st);
     const base = `pe_trg_${spec.table}_${spec.name}_${event}`;
-    const em = emitter(schema, columns, event);
+    const em = emitter(schema, columns, event, functions);
     const head = (name: string, timing: string) => {
       const of = event === 'update' && spec.columns.length ? ` OF ${spec.columns.map(quoteIdent).join(', ')}` : '';
       const when = spec.when ? ` WHEN ${rowSql(em.expr(lowerExpr(substitute(spec.when, st)), []).sql, auth)}` : '';
@@ -215,8 +216,8 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
   return out;
 }
 
-function emitter(schema: SchemaLookup, columns: ColumnType[], event: TriggerEvent): Emitter {
-  const em = new Emitter({ schema });
+function emitter(schema: SchemaLookup, columns: ColumnType[], event: TriggerEvent, functions?: FunctionLookup): Emitter {
+  const em = new Emitter({ schema, ...(functions ? { functions } : {}) });
   em.ambient = [
     ...(event === 'delete' ? [] : [{ alias: 'new', columns }]),
     ...(event === 'insert' ? [] : [{ alias: 'old', columns }]),

@@ -205,7 +205,7 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
   const fns = new Map<string, FnRow | null>(readFunctions(db));
   const trgs = new Map<string, TrgRow | null>(readTriggers(db));
   const compile = (spec: TriggerSpec, fn: FnRow, schema: SchemaLookup, steps: RoutineStep[]) => {
-    const c = compileTrigger(spec, fn.source, schema, (t) => logInsert(tracked(t)));
+    const c = compileTrigger(spec, fn.source, schema, (t) => logInsert(tracked(t)), (name) => fns.get(name) ?? null);
     for (const sql of c.create) steps.push({ sql, params: [] });
     const row: TrgRow = { tbl: spec.table, name: spec.name, fn: fn.name, spec: JSON.stringify(spec), names: JSON.stringify(c.names), writes: JSON.stringify(c.writes) };
     steps.push({
