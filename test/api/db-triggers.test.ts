@@ -168,6 +168,24 @@ describe('handle_new_user on auth.users', () => {
   });
 });
 
+describe('a RAISE in a trigger on auth.users', () => {
+  it('fails the sign-up with 400 P0001 and makes nothing', async () => {
+    await ok(`
+      create function no_example_org() returns trigger language plpgsql as $$
+      begin
+        if new.email like '%@blocked.test' then raise exception 'sign-ups from % are closed', split_part(new.email, '@', 2); end if;
+        return new;
+      end $$;
+      create trigger gate_signups before insert on auth.users for each row execute function no_example_org();`);
+    const r = await call('POST', '/auth/register', { email: 'eve@blocked.test', password: 'correct horse battery' }, s.keys.publishable);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'invalid_request', message: 'sign-ups from blocked.test are closed', details: { sqlstate: 'P0001' } });
+    expect((await ok(`select count(*)::int as n from auth.users where email = 'eve@blocked.test'`)).rows).toEqual([{ n: 0 }]);
+    expect((await call('POST', '/auth/register', { email: 'fine@ok.test', password: 'correct horse battery' }, s.keys.publishable)).status).toBe(200);
+    await ok(`drop trigger gate_signups on auth.users`);
+  });
+});
+
 describe('change events of rows a trigger writes', () => {
   it('a row an AFTER trigger inserts is a change event, through SQL and through the rows API', async () => {
     expect((await call('POST', '/db/tables', { name: 'items', type: 'relational', columns: [{ name: 'title', type: 'text' }] })).status).toBe(201);

@@ -12,7 +12,7 @@ import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.
 import { fromCatalogType, toWire, typeName, typeOfDecl, wireJson, type ColumnType, type PgType, type SchemaLookup } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
-import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, type TrackedTable } from '../../sql/pg/changes.js';
+import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, trackedOf } from '../../sql/pg/changes.js';
 import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
@@ -170,7 +170,7 @@ export class QueryService {
       return [shape(only!.command, only!.columns, fast)];
     }
     const policies = this.#policyWrites(lease, t);
-    const routines = routineSteps(lease.db, t.statements, columns, (name) => this.#tracked(lease, name));
+    const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)));
     const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
       routines.get(s)?.map((r) => ({ ...r, result: false })) ??
@@ -268,13 +268,6 @@ export class QueryService {
     return out;
   }
 
-  /** A db-catalog table as the change capture sees it (triggers.ts logs the rows a trigger inserts into it). */
-  #tracked(lease: ProjectLease, name: string): TrackedTable | null {
-    const info = this.#db.tables(lease).get(name);
-    if (!info) return null;
-    return { table: name, columns: info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type })), stamps: info.def.stamps !== false };
-  }
-
   /** Triggers for the db-catalog tables a writing script names, so its row changes become change events. */
   #capture(lease: ProjectLease, t: Translation): WorkerJob['capture'] {
     const tables = this.#db.tables(lease);
@@ -293,10 +286,8 @@ export class QueryService {
     // change); its row changes in that script are not captured (docs/sql.md).
     for (const s of t.statements) if (s.effect) names.delete(s.effect.table);
     for (const name of names) {
-      const info = tables.get(name);
-      if (!info) continue;
-      const columns = info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type }));
-      setups.push(trackSetup({ table: name, columns, stamps: info.def.stamps !== false }));
+      const tracked = trackedOf(name, tables.get(name));
+      if (tracked) setups.push(trackSetup(tracked));
     }
     if (!setups.length) return undefined;
     return { setups, read: READ_CHANGES, clear: CLEAR_CHANGES, append: APPEND_CHANGE };

@@ -18,6 +18,12 @@ export interface TrackedTable {
   stamps: boolean;
 }
 
+/** A db-catalog table (its TableInfo) as the capture sees it; null for a table outside the catalog. */
+export function trackedOf(name: string, info: { def: { kind: string; columns?: Array<{ name: string; type: string }>; stamps?: boolean } } | undefined): TrackedTable | null {
+  if (!info) return null;
+  return { table: name, columns: info.def.kind === 'document' ? null : (info.def.columns ?? []).map((c) => ({ name: c.name, type: c.type })), stamps: info.def.stamps !== false };
+}
+
 export interface TrackSetup {
   table: string;
   /** Changes when the table's shape does: the worker re-creates the triggers then. */
