@@ -21,3 +21,13 @@ CREATE TABLE "_svc_meta.sql_triggers" (
   created_at TEXT NOT NULL,
   PRIMARY KEY (tbl, name)
 );
+
+-- Rows a trigger's UPDATE or DELETE is about to change in a rows-API table, held for the
+-- length of that one statement so the change log gets their images before and after
+-- (src/sql/pg/triggers.ts logChange). Always empty between statements.
+CREATE TABLE "_svc_meta.sql_trigger_rows" (
+  tbl TEXT NOT NULL,
+  row_id,
+  data TEXT,
+  image TEXT
+);

@@ -218,6 +218,40 @@ describe('change events of rows a trigger writes', () => {
     expect((await call('GET', '/db/tables/item_log/rows')).body.rows).toHaveLength(3);
   });
 
+  it('rows a trigger updates or deletes in another table are change events too, with the row before (a counter cache, through the rows API and SQL)', async () => {
+    expect((await call('POST', '/db/tables', { name: 'threads', type: 'relational', columns: [{ name: 'title', type: 'text' }, { name: 'replies', type: 'int8' }] })).status).toBe(201);
+    expect((await call('POST', '/db/tables', { name: 'replies', type: 'relational', columns: [{ name: 'thread', type: 'text' }, { name: 'body', type: 'text' }] })).status).toBe(201);
+    await ok(`
+      create function count_replies() returns trigger language plpgsql as $$
+      begin
+        if tg_op = 'INSERT' then
+          update threads set replies = coalesce(replies, 0) + 1 where id = new.thread::uuid;
+        else
+          update threads set replies = replies - 1 where id = old.thread::uuid;
+          delete from threads where id = old.thread::uuid and replies = 0 and title = 'ephemeral';
+        end if;
+        return null;
+      end $$;
+      create trigger replies_count after insert or delete on replies for each row execute function count_replies();`);
+    const th = (await call('POST', '/db/tables/threads/rows', { data: { title: 'ephemeral', replies: 0 } })).body;
+    const es = openEventSource(`${s.url}/realtime/stream?table=threads&apikey=${s.keys.service}`);
+    try {
+      await es.next((m) => m.event === 'ready');
+      const r1 = (await call('POST', '/db/tables/replies/rows', { data: { thread: th.id, body: 'first' } })).body;
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', id: th.id, data: { replies: 1 }, old: { replies: 0 } });
+      await ok(`insert into replies (thread, body) values ($1, 'second')`, [th.id]);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', id: th.id, data: { replies: 2 }, old: { replies: 1 } });
+      expect((await call('DELETE', `/db/tables/replies/rows/${r1.id}`)).status).toBe(204);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', id: th.id, data: { replies: 1 } });
+      await ok(`delete from replies where body = 'second'`);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', id: th.id, data: { replies: 0 } });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'delete', id: th.id, old: { title: 'ephemeral' } });
+      expect(await es.quiet(300)).toEqual([]);
+    } finally {
+      es.close();
+    }
+  });
+
   it('RAISE EXCEPTION through the rows API is the same 400 P0001, nothing written', async () => {
     await ok(`
       create function no_empty_titles() returns trigger language plpgsql as $$

@@ -2,7 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { Emitter, unsupported, type Node } from './emit.js';
-import { kind, lowerExpr, rangeVar } from './lower.js';
+import { kind, lowerExpr, lowerSelect, rangeVar } from './lower.js';
 import { lowerStatement } from './lower-stmt.js';
 import { parseOne, parsePlpgsql, tokens, type PgNode } from './parse.js';
 import { statement } from './statements.js';
@@ -171,7 +171,14 @@ interface State {
 }
 
 /** Compiles one trigger of a function (its CREATE FUNCTION text) for a table. */
-export function compileTrigger(spec: TriggerSpec, createText: string, schema: SchemaLookup, log: (table: string) => string | null = () => null, functions?: FunctionLookup): CompiledTrigger {
+/** How a trigger's writes to rows-API tables reach the change log (triggers.ts). */
+export interface ChangeLogging {
+  insert(table: string): string | null;
+  change(table: string, op: 'update' | 'delete', ids: string): { before: string; after: string } | null;
+}
+const NO_LOGGING: ChangeLogging = { insert: () => null, change: () => null };
+
+export function compileTrigger(spec: TriggerSpec, createText: string, schema: SchemaLookup, log: ChangeLogging = NO_LOGGING, functions?: FunctionLookup): CompiledTrigger {
   const fn = body(createText);
   const auth = spec.table === AUTH_USERS_PHYSICAL;
   const columns: ColumnType[] | null = auth ? Object.entries(AUTH_FIELDS).map(([name, f]) => ({ name, type: f.type, ...(name === 'id' ? { pk: true } : {}) })) : schema(spec.table);
@@ -360,7 +367,7 @@ function substitute(n: PgNode, st: State): PgNode {
 }
 
 /** One action as a statement of the SQLite trigger's body. */
-function actionSql(a: Action, em: Emitter, auth: boolean, writes: string[], log: (table: string) => string | null): string {
+function actionSql(a: Action, em: Emitter, auth: boolean, writes: string[], log: ChangeLogging): string {
   const guard = isTrue(a.guard) ? '1' : em.expr(lowerExpr(a.guard), []).sql;
   if (a.kind === 'skip') return rowSql(`SELECT RAISE(IGNORE) WHERE ${guard}`, auth);
   if (a.kind === 'raise') {
@@ -383,8 +390,16 @@ function actionSql(a: Action, em: Emitter, auth: boolean, writes: string[], log:
   const target = em.physical(rel.db, rel.table);
   if (!writes.includes(target)) writes.push(target);
   const sql = rowSql(s.steps[0]!.sql, auth);
-  const logged = k === 'InsertStmt' ? log(target) : null;
-  return logged ? `${sql}; ${logged}` : sql;
+  if (k === 'InsertStmt') {
+    const logged = log.insert(target);
+    return logged ? `${sql}; ${logged}` : sql;
+  }
+  // note: the ids the statement changes, read before it runs (UPDATE … FROM / DELETE … USING: not logged on the rows API's paths).
+  if (f.fromClause || f.usingClause) return sql;
+  const name = rel.as ?? rel.table;
+  const ids = em.select(lowerSelect({ SelectStmt: { targetList: [{ ResTarget: { val: { ColumnRef: { fields: [{ String: { sval: String(name) } }, { String: { sval: 'id' } }] } } } }], fromClause: [{ RangeVar: f.relation }], whereClause: f.whereClause, limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } }), []).sql;
+  const around = log.change(target, k === 'UpdateStmt' ? 'update' : 'delete', rowSql(ids, auth));
+  return around ? `${around.before}; ${sql}; ${around.after}` : sql;
 }
 
 /** A statement that runs only under `guard`: its WHERE (an INSERT's VALUES row becomes a SELECT … WHERE). */

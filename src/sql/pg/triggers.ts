@@ -205,7 +205,7 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
   const fns = new Map<string, FnRow | null>(readFunctions(db));
   const trgs = new Map<string, TrgRow | null>(readTriggers(db));
   const compile = (spec: TriggerSpec, fn: FnRow, schema: SchemaLookup, steps: RoutineStep[]) => {
-    const c = compileTrigger(spec, fn.source, schema, (t) => logInsert(tracked(t)), (name) => fns.get(name) ?? null);
+    const c = compileTrigger(spec, fn.source, schema, { insert: (t) => logInsert(tracked(t)), change: (t, op, ids) => logChange(tracked(t), op, ids) }, (name) => fns.get(name) ?? null);
     for (const sql of c.create) steps.push({ sql, params: [] });
     const row: TrgRow = { tbl: spec.table, name: spec.name, fn: fn.name, spec: JSON.stringify(spec), names: JSON.stringify(c.names), writes: JSON.stringify(c.writes) };
     steps.push({
@@ -327,3 +327,25 @@ export function storedFunctions(lease: ProjectLease, version: number): Map<strin
 
 /** Steps that change SQLite's schema version (a reserved scratch table made again): a new function body invalidates cached translations. */
 const BUMP = [`DROP TABLE IF EXISTS "_svc_meta.sql_functions_version"`, `CREATE TABLE "_svc_meta.sql_functions_version" (x)`];
+
+const NOT_CAPTURED = `NOT EXISTS (SELECT 1 FROM pragma_table_list WHERE schema = 'temp' AND name = 'pe_changes')`;
+const HELD = '"_svc_meta.sql_trigger_rows"';
+
+/**
+ * Around a trigger's UPDATE or DELETE of a rows-API table (`ids`: a SELECT of the ids it
+ * changes): the rows before (held in `_svc_meta.sql_trigger_rows`) and after, appended to the
+ * change log as update or delete events — on every connection but an SQL worker's, whose
+ * capture records them instead.
+ */
+export function logChange(t: TrackedTable | null, op: 'update' | 'delete', ids: string): { before: string; after: string } | null {
+  if (!t) return null;
+  const q = quoteIdent(t.table);
+  const lit = quoteLiteral(t.table);
+  const before = `INSERT INTO ${HELD} (tbl, row_id, data, image) SELECT ${lit}, ${q}."id", ${rowJson(t, q)}, ${imageJson(t, q)} FROM ${q} WHERE ${q}."id" IN (${ids}) AND ${NOT_CAPTURED}`;
+  const log = `INSERT INTO "_svc_meta.change_log" (at, op, tbl, row_id, data, old, new_row, old_row) `;
+  const after =
+    op === 'update'
+      ? `${log}SELECT ${NOW}, 'update', ${lit}, ${q}."id", ${rowJson(t, q)}, "held"."data", ${imageJson(t, q)}, "held"."image" FROM ${HELD} AS "held" JOIN ${q} ON ${q}."id" = "held"."row_id" WHERE "held"."tbl" = ${lit}`
+      : `${log}SELECT ${NOW}, 'delete', ${lit}, "held"."row_id", NULL, "held"."data", NULL, "held"."image" FROM ${HELD} AS "held" WHERE "held"."tbl" = ${lit} AND NOT EXISTS (SELECT 1 FROM ${q} WHERE ${q}."id" = "held"."row_id")`;
+  return { before, after: `${after}; DELETE FROM ${HELD} WHERE tbl = ${lit}` };
+}
