@@ -337,6 +337,18 @@ describe('refused and dropped', () => {
     expect((await q(`create trigger x after insert on d for each row execute function nope()`)).body.error.details.sqlstate).toBe('42883');
   });
 
+  it('follows its table: a renamed table keeps its trigger (DROP TRIGGER and OR REPLACE find it), a dropped table takes it along', async () => {
+    await ok(`create table r1 (id serial primary key, v text);
+      create function r_fn() returns trigger language plpgsql as $$ begin new.v := upper(new.v); return new; end $$;
+      create trigger r_t before insert on r1 for each row execute function r_fn();
+      alter table r1 rename to r2;
+      insert into r2 (v) values ('a')`);
+    await ok(`create or replace function r_fn() returns trigger language plpgsql as $$ begin new.v := new.v || '!'; return new; end $$; insert into r2 (v) values ('b')`);
+    expect((await ok(`select v from r2 order by id`)).rows).toEqual([{ v: 'A' }, { v: 'b!' }]);
+    expect((await q(`drop function r_fn`)).body.error.details.sqlstate).toBe('2BP01');
+    await ok(`drop trigger r_t on r2; create trigger r_t before insert on r2 for each row execute function r_fn(); drop table r2; drop function r_fn`);
+  });
+
   it('a NEW field the table does not have is Postgres\' 42703 when the trigger is made', async () => {
     await ok(`create table e (id serial primary key, v text);
       create function e_fn() returns trigger language plpgsql as $$ begin new.nope := 1; return new; end $$;`);

@@ -130,7 +130,10 @@ export function routineStatement(n: Node, em: Emitter): Statement {
     if (db === 'auth' && spec.table.toLowerCase() === 'users') spec.table = AUTH_USERS_PHYSICAL;
     else spec.table = em.physical(db || null, spec.table);
     r.spec = spec;
-    r.schema = em.opts.schema;
+    // note: the table as this statement sees it (a later statement of the script may alter or drop it).
+    const view = em.opts.schema;
+    const own = spec.table === AUTH_USERS_PHYSICAL ? null : view(spec.table);
+    r.schema = (t) => (t === spec.table ? own : view(t));
   }
   if (r.op === 'drop_trigger') {
     const parts = r.table ? r.table.split('.') : [];
@@ -152,6 +155,8 @@ interface FnRow {
 }
 interface TrgRow {
   tbl: string;
+  /** The table the catalog row names (before a rename). */
+  stored?: string;
   name: string;
   fn: string;
   spec: string;
@@ -171,15 +176,32 @@ export function readFunctions(db: Database.Database): Map<string, FnRow> {
   }
 }
 
-/** The triggers whose table still exists (dropping a table drops its SQLite triggers). */
+/**
+ * The triggers that still exist, on the table SQLite now has them on: dropping a table drops
+ * its SQLite triggers, renaming it moves them (a trigger that compiled to no SQLite trigger
+ * lives while its table does).
+ */
 function readTriggers(db: Database.Database): Map<string, TrgRow> {
   let rows: TrgRow[];
+  let live: Map<string, string>;
+  let tables: Set<string>;
   try {
-    rows = db.prepare(`SELECT tbl, name, fn, spec, names, writes FROM ${TRIGGERS_TABLE} WHERE tbl = '${AUTH_USERS_PHYSICAL}' OR tbl IN (SELECT name FROM sqlite_master WHERE type = 'table')`).all() as TrgRow[];
+    rows = db.prepare(`SELECT tbl, name, fn, spec, names, writes FROM ${TRIGGERS_TABLE}`).all() as TrgRow[];
+    const master = db.prepare(`SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('trigger', 'table')`).all() as Array<{ type: string; name: string; tbl_name: string }>;
+    live = new Map(master.filter((m) => m.type === 'trigger').map((m) => [m.name, m.tbl_name]));
+    tables = new Set(master.filter((m) => m.type === 'table').map((m) => m.name));
   } catch {
     return new Map();
   }
-  return new Map(rows.map((r) => [`${r.tbl}\0${r.name}`, r]));
+  const out = new Map<string, TrgRow>();
+  for (const r of rows) {
+    const names = JSON.parse(r.names) as string[];
+    const on = names.map((n) => live.get(n)).find((t) => t !== undefined) ?? (names.length === 0 && tables.has(r.tbl) ? r.tbl : undefined);
+    if (on === undefined) continue;
+    const row = { ...r, tbl: on, stored: r.tbl };
+    out.set(`${on}\0${r.name}`, row);
+  }
+  return out;
 }
 
 /** Tables written by the triggers on each table (the raw-SQL change capture follows them, query.ts). */
@@ -219,7 +241,11 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
   };
   for (const s of statements) {
     const r = s.routine;
-    if (!r) continue;
+    if (!r) {
+      // note: a table the script drops takes its triggers along (SQLite drops them).
+      if (s.command === 'DROP TABLE' && s.effect) for (const [k, t] of trgs) if (t?.tbl === s.effect.table) trgs.set(k, null);
+      continue;
+    }
     const steps: RoutineStep[] = [];
     if (r.op === 'function') {
       const old = fns.get(r.name);
@@ -236,7 +262,8 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
       // note: OR REPLACE recompiles the triggers that use the function, against the tables as they are now.
       for (const t of users) {
         dropSql(t, steps);
-        compile(JSON.parse(t.spec) as TriggerSpec, row, committed, steps);
+        if (t.stored !== undefined && t.stored !== t.tbl) steps.push({ sql: `DELETE FROM ${TRIGGERS_TABLE} WHERE tbl = ? AND name = ?`, params: [t.stored, t.name] });
+        compile({ ...(JSON.parse(t.spec) as TriggerSpec), table: t.tbl }, row, committed, steps);
       }
     } else if (r.op === 'trigger') {
       const spec = r.spec!;
@@ -253,7 +280,7 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
         if (!r.missingOk) throw pgError('42704', `trigger "${r.name}" for table "${shown(r.table!)}" does not exist`);
       } else {
         dropSql(t, steps);
-        steps.push({ sql: `DELETE FROM ${TRIGGERS_TABLE} WHERE tbl = ? AND name = ?`, params: [t.tbl, t.name] });
+        steps.push({ sql: `DELETE FROM ${TRIGGERS_TABLE} WHERE tbl = ? AND name = ?`, params: [t.stored ?? t.tbl, t.name] });
         trgs.set(key, null);
       }
     } else {
