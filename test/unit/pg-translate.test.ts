@@ -118,7 +118,7 @@ describe('the Postgres → SQLite statement translator', () => {
   });
 
   it('has no translation for SQLite-only or dangerous statements', () => {
-    for (const s of ['pragma user_version', "attach database 'x' as y", "vacuum into 'x'", "select load_extension('x')", 'select * from sqlite_master', 'begin', 'create view v as select 1']) {
+    for (const s of ['pragma user_version', "attach database 'x' as y", "vacuum into 'x'", "select load_extension('x')", 'select * from sqlite_master', 'begin', 'create materialized view v as select 1']) {
       expect(codeOf(s), s).toBe('unsupported_sql');
     }
   });
