@@ -111,8 +111,10 @@ class Translator {
         if (right.type !== 'expr_list' || !Array.isArray(right.value) || right.value.length === 0) {
           throw unsupported('IN takes a non-empty list of values');
         }
+        // note: the left operand first: its parameters (`auth.role() IN (…)`) are bound before the list's.
+        const l = this.value(left);
         const items = (right.value as Node[]).map((v) => this.value(v));
-        return `(${this.value(left)} ${op} (${items.join(', ')}))`;
+        return `(${l} ${op} (${items.join(', ')}))`;
       }
       case 'LIKE':
       case 'NOT LIKE':

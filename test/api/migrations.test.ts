@@ -156,3 +156,159 @@ describe('01_todos.sql: Supabase quickstart todo list', () => {
     ]);
   });
 });
+
+describe('06_inventory.sql: products and a stock ledger with numeric rules', () => {
+  let app: App;
+  const ids: Record<string, string> = {};
+  beforeAll(async () => {
+    app = await migrate('06_inventory.sql');
+  });
+
+  it('each owner adds products; checks and the per-owner unique SKU answer as Postgres', async () => {
+    const { alice, bob } = app;
+    const w = await app.insert('products', { owner_id: alice.id, sku: 'WID-1', name: 'Widget', unit_price: 19.99, quantity: 5 }, alice);
+    expect(w.status, w.text).toBe(201);
+    expect(w.body.data).toEqual({ owner_id: alice.id, sku: 'WID-1', name: 'Widget', unit_price: 19.99, quantity: 5, reorder_level: 10, weight_kg: null });
+    ids.widget = w.body.id;
+    const g = await app.gql('mutation($o: UUID!) { insert_products(object: {owner_id: $o, sku: "GAD-1", name: "Gadget", unit_price: 2.5, quantity: 4, weight_kg: 0.25}) { id sku unit_price quantity weight_kg } }', alice, { o: alice.id });
+    expect(g.body.errors, g.text).toBeUndefined();
+    expect(g.body.data.insert_products).toMatchObject({ sku: 'GAD-1', unit_price: 2.5, quantity: 4, weight_kg: 0.25 });
+    ids.gadget = g.body.data.insert_products.id;
+    // the same SKU is fine for another owner, not twice for one
+    const b = await app.insert('products', { owner_id: bob.id, sku: 'WID-1', name: 'Bob widget', unit_price: 1, quantity: 0 }, bob);
+    expect(b.status, b.text).toBe(201);
+    ids.bobs = b.body.id;
+    const dup = failed(await app.insert('products', { owner_id: alice.id, sku: 'WID-1', name: 'Again', unit_price: 1 }, alice), 409, 'conflict');
+    expect(dup.message).toBe('duplicate key value violates unique constraint "products_owner_id_sku_key"');
+    expect(dup.details).toMatchObject({ sqlstate: '23505', table: 'products', detail: `Key (owner_id, sku)=(${alice.id}, WID-1) already exists.` });
+    expect(failed(await app.insert('products', { owner_id: alice.id, sku: 'NEG', name: 'Negative', unit_price: -1 }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "products" violates check constraint "products_unit_price_check"');
+    expect(failed(await app.call('PATCH', `/db/tables/products/rows/${ids.widget}`, { data: { quantity: -1 } }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "products" violates check constraint "products_quantity_check"');
+    failed(await app.insert('products', { owner_id: alice.id, sku: 'X', name: 'For alice, by bob', unit_price: 1 }, bob), 403, 'rls_denied');
+    expect((await app.call('PATCH', `/db/tables/products/rows/${ids.widget}`, { data: { unit_price: 0 } }, bob)).status).toBe(404);
+  });
+
+  it('stock movements: checks on delta and reason, the owner only', async () => {
+    const { alice, bob } = app;
+    expect((await app.insert('stock_movements', { product_id: ids.widget, owner_id: alice.id, delta: -2, reason: 'sale' }, alice)).status).toBe(201);
+    const g = await app.gql('mutation($p: UUID!, $o: UUID!) { insert_stock_movements(object: {product_id: $p, owner_id: $o, delta: 10, reason: "purchase", unit_cost: 1.25}) { id delta reason unit_cost } }', alice, { p: ids.gadget, o: alice.id });
+    expect(g.body).toEqual({ data: { insert_stock_movements: { id: '2', delta: 10, reason: 'purchase', unit_cost: 1.25 } } });
+    expect(failed(await app.insert('stock_movements', { product_id: ids.widget, owner_id: alice.id, delta: 0, reason: 'sale' }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "stock_movements" violates check constraint "stock_movements_delta_check"');
+    expect(failed(await app.insert('stock_movements', { product_id: ids.widget, owner_id: alice.id, delta: -1, reason: 'theft' }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "stock_movements" violates check constraint "stock_movements_reason_check"');
+    failed(await app.insert('stock_movements', { product_id: ids.widget, owner_id: alice.id, delta: 1, reason: 'return' }, bob), 403, 'rls_denied');
+    expect(await app.list('stock_movements', bob)).toEqual([]);
+  });
+
+  it('each owner\'s figures, with Postgres\' numeric and integer rules', async () => {
+    const { alice, bob } = app;
+    // note: `unit_price * quantity` alone answers 99.94999999999999 for WID-1 where Postgres
+    // answers 99.95 (numeric is binary floating point here, docs/sql.md "Known differences";
+    // reported): the stock value is rounded to the column's scale.
+    expect(await app.sql(`select sku, quantity, unit_price, round(unit_price * quantity, 2) as stock_value, round(unit_price * 1.2, 2) as gross_price
+                          from products order by sku`, alice)).toEqual([
+      { sku: 'GAD-1', quantity: 4, unit_price: 2.5, stock_value: 10, gross_price: 3 },
+      { sku: 'WID-1', quantity: 5, unit_price: 19.99, stock_value: 99.95, gross_price: 23.99 },
+    ]);
+    // integer division truncates, % is the remainder, avg of integers is numeric
+    expect(await app.sql('select sum(quantity) / count(*) as per_product, sum(quantity) % 2 as odd, avg(quantity) as mean from products', alice))
+      .toEqual([{ per_product: 4, odd: 1, mean: 4.5 }]);
+    expect(await app.sql(`select p.sku, p.quantity + coalesce(sum(m.delta), 0) as projected, count(m.id) as moves
+                          from products p left join stock_movements m on m.product_id = p.id
+                          group by p.id order by p.sku`, alice)).toEqual([
+      { sku: 'GAD-1', projected: 14, moves: 1 },
+      { sku: 'WID-1', projected: 3, moves: 1 },
+    ]);
+    expect(await app.sql('select sku from products where quantity <= reorder_level order by sku', bob)).toEqual([{ sku: 'WID-1' }]);
+    // integer * integer stays integer: past int4 it is Postgres' 22003, never a float
+    const over = await app.call('POST', '/db/query', { sql: 'select quantity * 1000000000 as big from products' }, alice);
+    expect(failed(over, 400, 'invalid_request').message).toBe('integer out of range');
+    expect(over.body.error.details.sqlstate).toBe('22003');
+    expect(await app.sql('select quantity::bigint * 1000000000 as big from products order by sku', alice)).toEqual([{ big: 4000000000 }, { big: 5000000000 }]);
+  });
+
+  it('GraphQL lists each owner\'s products with their movements', async () => {
+    const { alice, bob } = app;
+    expect((await app.gql('{ products(order: "sku.asc") { sku stock_movements { delta reason } } }', alice)).body).toEqual({ data: { products: [
+      { sku: 'GAD-1', stock_movements: [{ delta: 10, reason: 'purchase' }] },
+      { sku: 'WID-1', stock_movements: [{ delta: -2, reason: 'sale' }] },
+    ] } });
+    expect((await app.gql('{ products { sku name stock_movements { delta } } }', bob)).body).toEqual({ data: { products: [{ sku: 'WID-1', name: 'Bob widget', stock_movements: [] }] } });
+  });
+});
+
+describe('08_events.sql: public events, hosts and RSVPs', () => {
+  let app: App;
+  let meetup: string;
+  let dinner: string;
+  beforeAll(async () => {
+    app = await migrate('08_events.sql');
+  });
+
+  it('hosts create events; the time order and capacity checks hold', async () => {
+    const { alice } = app;
+    const m = await app.insert('events', { host_id: alice.id, title: 'Meetup', location: 'Berlin', starts_at: '2030-05-01T18:00:00Z', ends_at: '2030-05-01T20:30:00+00:00', capacity: 30 }, alice);
+    expect(m.status, m.text).toBe(201);
+    expect(m.body.data).toMatchObject({ title: 'Meetup', starts_at: '2030-05-01T18:00:00.000Z', ends_at: '2030-05-01T20:30:00.000Z', capacity: 30, is_public: true });
+    meetup = m.body.id;
+    const d = await app.gql('mutation($h: UUID!) { insert_events(object: {host_id: $h, title: "Board dinner", starts_at: "2030-04-01T19:00:00Z", ends_at: "2030-04-01T22:00:00Z", capacity: 8, is_public: false}) { id title is_public } }', alice, { h: alice.id });
+    expect(d.body.errors, d.text).toBeUndefined();
+    dinner = d.body.data.insert_events.id;
+    expect(failed(await app.insert('events', { host_id: alice.id, title: 'Backwards', starts_at: '2030-05-02T18:00:00Z', ends_at: '2030-05-02T17:00:00Z', capacity: 5 }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "events" violates check constraint "events_ends_after_start"');
+    expect(failed(await app.insert('events', { host_id: alice.id, title: 'Empty', starts_at: '2030-05-02T18:00:00Z', ends_at: '2030-05-02T19:00:00Z', capacity: 0 }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "events" violates check constraint "events_capacity_check"');
+    failed(await app.insert('events', { host_id: alice.id, title: 'Anon', starts_at: '2030-05-02T18:00:00Z', ends_at: '2030-05-02T19:00:00Z', capacity: 3 }, 'anon'), 403, 'rls_denied');
+  });
+
+  it('everyone sees public events, the host also the private one; only the host edits', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('events', alice, '?order=starts_at')).map((r) => r.data.title)).toEqual(['Board dinner', 'Meetup']);
+    expect((await app.list('events', bob)).map((r) => r.data.title)).toEqual(['Meetup']);
+    expect((await app.list('events', 'anon')).map((r) => r.data.title)).toEqual(['Meetup']);
+    expect((await app.call('GET', `/db/tables/events/rows/${dinner}`, undefined, bob)).status).toBe(404);
+    expect(await app.sql('select title, capacity, extract(epoch from ends_at - starts_at) / 3600 as hours from events order by starts_at', 'anon')).toEqual([{ title: 'Meetup', capacity: 30, hours: 2.5 }]);
+    // bob sees the meetup but may not change or delete it
+    failed(await app.call('PATCH', `/db/tables/events/rows/${meetup}`, { data: { title: 'Mine now' } }, bob), 403, 'rls_denied');
+    failed(await app.call('DELETE', `/db/tables/events/rows/${meetup}`, undefined, bob), 403, 'rls_denied');
+    const g = await app.gql('mutation($id: ID!) { update_events(id: $id, set: {capacity: 40}) { capacity } }', alice, { id: meetup });
+    expect(g.body).toEqual({ data: { update_events: { capacity: 40 } } });
+  });
+
+  it('users RSVP for themselves only, once per event, within the guest limit', async () => {
+    const { alice, bob } = app;
+    const r = await app.insert('rsvps', { event_id: meetup, user_id: bob.id, guests: 2 }, bob);
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data).toEqual({ event_id: meetup, user_id: bob.id, status: 'going', guests: 2 });
+    const again = failed(await app.insert('rsvps', { event_id: meetup, user_id: bob.id, status: 'maybe' }, bob), 409, 'conflict');
+    expect(again.message).toBe('duplicate key value violates unique constraint "rsvps_event_id_user_id_key"');
+    expect(failed(await app.insert('rsvps', { event_id: dinner, user_id: bob.id, guests: 6 }, bob), 400, 'invalid_field').message)
+      .toBe('new row for relation "rsvps" violates check constraint "rsvps_guests_check"');
+    expect(failed(await app.insert('rsvps', { event_id: meetup, user_id: alice.id, status: 'perhaps' }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "rsvps" violates check constraint "rsvps_status_check"');
+    failed(await app.insert('rsvps', { event_id: meetup, user_id: alice.id }, bob), 403, 'rls_denied');
+    const g = await app.gql('mutation($e: UUID!, $u: UUID!) { insert_rsvps(object: {event_id: $e, user_id: $u, status: "maybe"}) { status guests } }', alice, { e: meetup, u: alice.id });
+    expect(g.body).toEqual({ data: { insert_rsvps: { status: 'maybe', guests: 0 } } });
+  });
+
+  it('each user reads only their own RSVPs, in every door; the service role counts them all', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('rsvps', bob)).map((r) => [r.data.user_id, r.data.status])).toEqual([[bob.id, 'going']]);
+    expect((await app.list('rsvps', alice)).map((r) => [r.data.user_id, r.data.status])).toEqual([[alice.id, 'maybe']]);
+    expect(await app.sql('select e.title, r.status, r.guests from rsvps r join events e on e.id = r.event_id', bob)).toEqual([{ title: 'Meetup', status: 'going', guests: 2 }]);
+    expect((await app.gql('{ rsvps { status event { title capacity } } }', bob)).body).toEqual({ data: { rsvps: [{ status: 'going', event: { title: 'Meetup', capacity: 40 } }] } });
+    // the host lists the event's RSVPs through the reverse relation: only her own shows (RLS on rsvps)
+    expect((await app.gql('{ events(order: "starts_at.asc") { title rsvps { status } } }', alice)).body).toEqual({ data: { events: [
+      { title: 'Board dinner', rsvps: [] },
+      { title: 'Meetup', rsvps: [{ status: 'maybe' }] },
+    ] } });
+    expect(await app.sql(`select e.title, count(r.id) as answers, coalesce(sum(r.guests + 1) filter (where r.status = 'going'), 0) as headcount
+                          from events e left join rsvps r on r.event_id = e.id group by e.id order by e.title`, 'service')).toEqual([
+      { title: 'Board dinner', answers: 0, headcount: 0 },
+      { title: 'Meetup', answers: 2, headcount: 3 },
+    ]);
+    expect(await app.sql('select count(*) as n from rsvps', 'anon')).toEqual([{ n: 0 }]);
+  });
+});
