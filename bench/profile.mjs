@@ -1,7 +1,7 @@
 // CPU profile of our server under wrk load, summarized as the top frames by self time.
 // Usage: node bench/profile.mjs [uws|node] [PATH] [--key] [--duration 5s] [--top 25] [--lines] [--root DIR]
 //   --key sends the publishable key as X-Service-Key (for key-authenticated routes).
-//   --lines adds the hottest lines of build/platform-edge.mjs; --root DIR profiles another
+//   --lines adds the hottest lines of build/platform-edge.cjs; --root DIR profiles another
 //   checkout (a patched copy with its own build/).
 // The server runs with `node --cpu-prof`; the .cpuprofile is kept in a temp folder
 // (printed) so it can be opened in Chrome DevTools. Load only on 127.0.0.1, time-bounded.
@@ -75,13 +75,13 @@ for (const [k, t] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   process.stdout.write(`${((t / total) * 100).toFixed(1).padStart(5)} %  ${k}\n`);
 }
 
-// Hot lines inside our bundle (build/platform-edge.mjs; map them to src/ with the sourcemap or by reading the bundle).
+// Hot lines inside our bundle (build/platform-edge.cjs; map them to src/ with the sourcemap or by reading the bundle).
 if (showLines) {
   const lines = new Map();
   for (const n of prof.nodes) {
     if (!n.callFrame.url.includes('/build/') || !n.positionTicks) continue;
     for (const pt of n.positionTicks) {
-      const k = `${n.callFrame.functionName || '(anonymous)'}  build/platform-edge.mjs:${pt.line}`;
+      const k = `${n.callFrame.functionName || '(anonymous)'}  build/platform-edge.cjs:${pt.line}`;
       lines.set(k, (lines.get(k) ?? 0) + pt.ticks);
     }
   }

@@ -1,9 +1,11 @@
-// Bundles the TypeScript sources with esbuild: build/platform-edge.mjs (the CLI, run by
+// Bundles the TypeScript sources with esbuild: build/platform-edge.cjs (the CLI, run by
 // bin/platform-edge.js) and build/index.mjs (the programmatic API, the package's export),
 // and emits build/index.d.ts, the API's types, from src/index.ts with TypeScript.
 // Dependencies (native modules among them) stay external and load from node_modules.
-// Code splitting puts what is loaded on demand (e.g. the GraphQL service) and what both
-// entries share in build/chunks/, so `serve` does not pay for it at startup.
+// For the API, code splitting puts what is loaded on demand (e.g. the GraphQL service) in
+// build/chunks/. The CLI is one CommonJS script so that bin/platform-edge.js can compile it
+// with V8's code cache (a `vm.Script` takes cached data; an ES module cannot on Node 20):
+// a start after the first skips compiling it (docs/benchmarks.md "Startup").
 import { build } from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 
@@ -12,7 +14,7 @@ const src = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 rmSync(new URL('./chunks/', import.meta.url), { recursive: true, force: true });
 
 await build({
-  entryPoints: { 'platform-edge': src('cli/main.ts'), index: src('index.ts') },
+  entryPoints: { index: src('index.ts') },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
@@ -25,6 +27,26 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+await build({
+  entryPoints: { 'platform-edge': src('cli/main.ts') },
+  outdir: out,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  packages: 'external',
+  // note: the script runs in a `vm.Script` without a dynamic-import hook: `import()` becomes
+  // `require()`, and `import.meta.url` is the script's own URL (src/paths.ts finds the package by it).
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: { js: 'const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
+rmSync(new URL('./platform-edge.mjs', import.meta.url), { force: true });
+rmSync(new URL('./platform-edge.mjs.map', import.meta.url), { force: true });
 
 await emitTypes();
 

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import type { CredentialCache } from '../control/keys.js';
 import type { EventBus } from '../events/bus.js';

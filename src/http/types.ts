@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_TEXT } from './status-text.js';
 import type { Config } from '../config.js';
 import { EdgeError, toHttp } from '../core/errors.js';
 import { newRequestId } from '../edge/request-id.js';
@@ -33,14 +33,6 @@ export function errorResponse(err: EdgeError): EdgeResponse {
   const h = toHttp(err, requestId);
   return { status: h.status, headers: { ...h.headers, 'x-request-id': requestId }, json: h.body };
 }
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  414: 'URI Too Long',
-  431: 'Request Header Fields Too Large',
-  503: 'Service Unavailable',
-};
 
 /** What a backend sends when the core itself failed (the core maps every handler error). */
 export const INTERNAL: EdgeResponse = { status: 500, json: { error: { code: 'internal', message: 'internal error' } } };
@@ -100,7 +92,7 @@ export function upgradeSafe(core: HttpCore, req: EdgeRequest): EdgeResponse | Pr
 /** A whole response as raw HTTP/1.1 bytes with `Connection: close` (an upgrade request refused on node's raw socket). */
 export function rawResponse(r: EdgeResponse): Buffer {
   const body = r.json !== undefined ? Buffer.from(JSON.stringify(r.json)) : Buffer.from(r.bytes ?? '');
-  let head = `HTTP/1.1 ${r.status} ${STATUS_CODES[r.status] ?? 'Error'}\r\n`;
+  let head = `HTTP/1.1 ${r.status} ${STATUS_TEXT[r.status] ?? 'Error'}\r\n`;
   if (r.json !== undefined) head += 'content-type: application/json; charset=utf-8\r\n';
   const h = r.headers ?? {};
   for (const k in h) head += `${k}: ${h[k]!.replace(/[\r\n]/g, '')}\r\n`;

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_TEXT } from './status-text.js';
 import type { EdgeResponse } from '../edge/route.js';
 import { EdgeError } from '../core/errors.js';
 import { abandon, discard, outgoing, type Outgoing } from './body-out.js';
@@ -9,7 +9,7 @@ import { watchAbort, type HttpResponse, type State, type UwsContext } from './uw
 const STATUS_LINES = new Map<number, string>();
 const statusLine = (s: number): string => {
   let line = STATUS_LINES.get(s);
-  if (line === undefined) STATUS_LINES.set(s, (line = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`));
+  if (line === undefined) STATUS_LINES.set(s, (line = `${s} ${STATUS_TEXT[s] ?? 'Unknown'}`));
   return line;
 };
 

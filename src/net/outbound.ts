@@ -1,6 +1,5 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import type { Config, OutboundPurpose } from '../config.js';
 import { EdgeError } from '../core/errors.js';
@@ -34,6 +33,19 @@ import { blockedRange, isLoopback } from './address-guard.js';
 
 /** How a name is resolved: all its addresses. A test may inject answers (the real path runs with them). */
 export type Resolver = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+
+// note: node:http, node:https (with TLS) and node:dns load on the first outbound request, not at
+// startup: a server that never calls out does not compile them (docs/benchmarks.md "Startup").
+interface NodeClients {
+  http: typeof import('node:http');
+  https: typeof import('node:https');
+}
+let clients: NodeClients | null = null;
+let clientsLoading: Promise<NodeClients> | null = null;
+const loadClients = (): Promise<NodeClients> =>
+  (clientsLoading ??= Promise.all([import('node:http'), import('node:https')]).then(([h, hs]) => (clients = { http: h.default, https: hs.default })));
+
+const dnsLookupAll: Resolver = async (host) => (await import('node:dns/promises')).lookup(host, { all: true, verbatim: true });
 
 export type OutboundSettings = Pick<Config, 'outboundLoopback' | 'outboundConnectTimeoutMs' | 'outboundTimeoutMs' | 'outboundMaxResponseBytes'>;
 
@@ -124,7 +136,7 @@ export class OutboundClient {
 
   constructor(settings: OutboundSettings, opts: { resolve?: Resolver; pool?: Partial<PoolSettings> } = {}) {
     this.#settings = settings;
-    this.#resolve = opts.resolve ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
+    this.#resolve = opts.resolve ?? dnsLookupAll;
     this.#pool = { ...DEFAULT_POOL, ...opts.pool };
   }
 
@@ -160,7 +172,7 @@ export class OutboundClient {
     }
     const p = this.#pool;
     const opts = { keepAlive: true, maxSockets: p.maxSockets, maxFreeSockets: p.maxFreeSockets, timeout: p.idleMs, scheduling: 'lifo' as const };
-    agent = u.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    agent = u.protocol === 'https:' ? new clients!.https.Agent(opts) : new clients!.http.Agent(opts);
     if (this.#agents.size >= p.maxAgents) {
       const [oldKey, old] = this.#agents.entries().next().value as [string, http.Agent];
       this.#agents.delete(oldKey);
@@ -238,6 +250,7 @@ export class OutboundClient {
     try {
       for (let hop = 0; ; hop++) {
         const addresses = await this.#addresses(target, ac.signal);
+        if (clients === null) await loadClients();
         const agent = this.#agent(req.purpose, target, addresses);
         let res: Omit<OutboundResponse, 'url' | 'redirects'>;
         try {
@@ -390,7 +403,7 @@ function send(
     signal.addEventListener('abort', onAbort, { once: true });
     const u = target.url;
     try {
-      req = (u.protocol === 'https:' ? https : http).request({
+      req = (u.protocol === 'https:' ? clients!.https : clients!.http).request({
         protocol: u.protocol,
         host: target.host,
         port: u.port === '' ? undefined : Number(u.port),

@@ -84,6 +84,8 @@ export interface TableInfo {
   rls: RlsState;
   /** Whether this is a platform table presented from its real columns (profiles). */
   system: boolean;
+  /** Its recorded privileges (src/sql/grants.ts); undefined: Supabase's defaults, all of them for every role. */
+  grants?: Readonly<Partial<Record<'anon' | 'authenticated' | 'service_role', number>>>;
   /** Row SQL built once per table (and RLS version: a new TableInfo after every change). */
   sql: Map<string, string>;
 }

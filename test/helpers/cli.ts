@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The CLI entry; it runs build/platform-edge.mjs, built before the test run (`npm test` builds first). */
+/** The CLI entry; it runs build/platform-edge.cjs, built before the test run (`npm test` builds first). */
 export const BIN = fileURLToPath(new URL('../../bin/platform-edge.js', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../../build/platform-edge.mjs', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../../build/platform-edge.cjs', import.meta.url));
 
 export interface CliResult {
   code: number | null;

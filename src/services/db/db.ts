@@ -15,6 +15,7 @@ import { checkStrings, fromStored } from './column-values.js';
 import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
 import { writeRows } from './violation.js';
+import { DELETE, INSERT, requirePrivilege, SELECT, UPDATE } from '../../sql/grants.js';
 
 export interface Row {
   /** A string, or a number for a table with an integer key (TableDef.key). */
@@ -45,6 +46,7 @@ interface Bound {
 /** A missing policy on an RLS-enabled table denies (DESIGN: "no policy → denied"). */
 const DENY: CompiledPolicy = { sql: '(0)', params: [] };
 const now = (): string => new Date().toISOString();
+const OP_BITS: Record<PolicyOp, number> = { select: SELECT, insert: INSERT, update: UPDATE, delete: DELETE };
 const ROW_META = new Set(['id', 'created_at', 'updated_at', 'rls.ok']);
 const TEXT: ColumnDef = { name: '', type: 'text', nullable: true, default: null, unique: false, references: null };
 
@@ -383,8 +385,14 @@ function sqlOf(t: TableInfo, key: string, build: () => string): string {
   return sql;
 }
 
-/** The caller's compiled policy for an op with its bound values; null when RLS does not apply. */
+/**
+ * The caller's compiled policy for an op with its bound values; null when RLS does not apply.
+ * Every rows-API access asks for its operations' policies here first (update and delete also
+ * `select`, to find the row), so this is also where the table's privileges are checked: a
+ * missing one is Postgres' 403 (docs/sql.md "Privileges: GRANT and REVOKE").
+ */
 function policy(t: TableInfo, op: PolicyOp, auth: AuthContext): Bound | null {
+  if (t.grants !== undefined) requirePrivilege(t.grants, auth, t.def.name, OP_BITS[op]);
   if (!t.rls.enabled || auth.role === 'service_role') return null;
   const p = t.rls.compiled[op] ?? DENY;
   return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };

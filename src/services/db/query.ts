@@ -25,6 +25,7 @@ import { catalogStore } from './store.js';
 import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { pgError } from '../../sql/pg/violations.js';
+import { requirePrivileges } from '../../sql/grants.js';
 
 /** One statement's result on the wire. */
 export interface QueryResult {
@@ -32,6 +33,7 @@ export interface QueryResult {
   columns: Array<{ name: string; type: string }>;
   rows: Array<Record<string, unknown>>;
   row_count: number;
+  notices?: string[];
 }
 
 const PARSE_TIMEOUT_MS = 3000;
@@ -122,6 +124,7 @@ export class QueryService {
     const only = t && t.statements.length === 1 ? t.statements[0]! : null;
     if (!t || !only?.pointLookup || only.steps.length !== 1 || t.maxParam > params.length) return null;
     const source = auth.role === 'service_role' ? null : this.#rlsSource(lease, auth, t);
+    this.#requirePrivileges(lease, auth, t);
     let r: WorkerResult | null;
     try {
       r = pointLookup(lease, version, only, params, source, auth);
@@ -146,6 +149,7 @@ export class QueryService {
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
+    this.#requirePrivileges(lease, auth, t);
     for (const [i, s] of t.statements.entries()) {
       // note: the RLS switch belongs to the rows API's tables (listed, or created and adopted earlier in the script).
       if (!s.rls) continue;
@@ -179,7 +183,7 @@ export class QueryService {
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
-    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
+    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.grants === true || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
     const capture = t.readOnly ? undefined : this.#capture(lease, t);
@@ -218,7 +222,13 @@ export class QueryService {
         })),
       );
     }
-    return t.statements.map((s, i) => shape(s.command, s.columns, raw[i]!));
+    // note: a statement's notices (e.g. a GRANT that changes nothing) go beside its result.
+    return t.statements.map((s, i) => (s.notices ? { ...shape(s.command, s.columns, raw[i]!), notices: s.notices } : shape(s.command, s.columns, raw[i]!)));
+  }
+
+  /** The table privileges the statements need, as recorded when the request starts (docs/sql.md "Privileges: GRANT and REVOKE"). */
+  #requirePrivileges(lease: ProjectLease, auth: AuthContext, t: Translation): void {
+    if (t.privileges.size !== 0) requirePrivileges(catalogStore.grants(this.#db.tables(lease)), auth, t.privileges);
   }
 
   /**

@@ -2,6 +2,8 @@ import { schemaChanged, schemaVersion } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 import { toStored } from './column-values.js';
+import { loadGrants } from './grants-store.js';
+import { DROP_GRANTS, NO_GRANTS, type Grants } from '../../sql/grants.js';
 import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
@@ -40,6 +42,8 @@ const CATALOG = 'store.catalog';
 const newCatalog = (): Catalog => ({ schemaVersion: -1, tables: null });
 
 export const PROFILES = 'profiles';
+/** Per catalog snapshot: the privileges it was loaded with. */
+const GRANTS = new WeakMap<ReadonlyMap<string, TableInfo>, Grants>();
 
 const RUNNER = 'store.runner';
 const newRunner = (lease: ProjectLease): ((fn: () => void) => void) => lease.db.transaction((f: () => void) => f());
@@ -79,9 +83,17 @@ export const catalogStore = {
     }
     const profiles = profilesDef(lease);
     if (profiles) tables.set(PROFILES, info(profiles, loadRls(lease, profiles, rls.get(PROFILES), compile), true));
+    const grants = loadGrants(lease);
+    for (const [name, t] of tables) t.grants = grants.get(name);
+    GRANTS.set(tables, grants);
     cached.schemaVersion = sv;
     cached.tables = tables;
     return tables;
+  },
+
+  /** The recorded table privileges of every table (SQL-only ones too) as of this catalog snapshot (grants-store.ts). */
+  grants(tables: ReadonlyMap<string, TableInfo>): Grants {
+    return GRANTS.get(tables) ?? NO_GRANTS;
   },
 
   /** Forgets the cached catalog (after RLS writes, which do not change the schema version). */
@@ -108,6 +120,7 @@ export const catalogStore = {
       lease.db.exec(`DROP TABLE ${quoteIdent(name)}`);
       lease.stmt('DELETE FROM "_svc_meta.tables" WHERE name = ?').run(name);
       lease.stmt('DELETE FROM "_svc_meta.rls" WHERE tbl = ?').run(name);
+      lease.stmt(DROP_GRANTS).run(name);
     })();
     lease.cache(CATALOG, newCatalog).tables = null;
     schemaChanged(lease);

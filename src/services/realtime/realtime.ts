@@ -11,6 +11,7 @@ import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { buildList, buildWhere } from '../db/list-query.js';
 import type { DbService } from '../db/db.js';
 import type { TableInfo } from '../../sql/table-model.js';
+import { requirePrivilege, SELECT } from '../../sql/grants.js';
 import { PresenceBoard } from './presence.js';
 import { realtimeStore } from './store.js';
 import { authKey, checkChannel, pickFields, selectPolicy } from './stream-query.js';
@@ -141,9 +142,11 @@ export class RealtimeService {
    * Checks a stream request before anything opens (400/404/429 as HTTP, before an upgrade):
    * the table exists and is readable as a table, the filter and select name its columns, the caps.
    */
-  check(lease: ProjectLease, projectId: string, ip: string, table: string | null, query: StreamQuery): void {
+  check(lease: ProjectLease, projectId: string, ip: string, table: string | null, query: StreamQuery, auth: AuthContext): void {
     if (table !== null) {
       const t = this.#db.table(lease, table);
+      // note: a role without SELECT on the table is refused the stream, as the rows API refuses its list (docs/api.md "Realtime").
+      requirePrivilege(t.grants, auth, t.def.name, SELECT);
       // note: the rows API's compiler checks every name and value now, so a bad filter is a 400 here.
       buildList(t, { filters: query.filters, or: query.or, select: query.select, order: [], limit: 1, offset: 0, count: false }, null);
     }

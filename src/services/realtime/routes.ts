@@ -21,7 +21,7 @@ export function realtimeRoutes(rt: RealtimeService, config: Config): RouteDef[] 
       credentials: 'query',
       handler: (req, ctx) => {
         const p = streamParams(req, false);
-        rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query);
+        rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query, ctx.auth);
         const auth = ctx.auth;
         return {
           status: 200,
@@ -52,7 +52,7 @@ export function realtimeRoutes(rt: RealtimeService, config: Config): RouteDef[] 
         }
         const p = streamParams(req, true);
         if (p.channel !== null) throw new EdgeError('invalid_request', 'a WebSocket joins channels with {"type":"join","channel":…}; ?channel= is for SSE');
-        rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query);
+        rt.check(ctx.project, ctx.auth.projectId, req.ip, p.table, p.query, ctx.auth);
         const auth = ctx.auth;
         let sub: Subscriber | null = null;
         return {

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../core/auth-context.js';
 import { invalidField } from '../../core/errors.js';
 import { bindPolicy } from '../../sql/rls.js';
+import { holds, SELECT } from '../../sql/grants.js';
 import { parseListQuery } from '../db/filters.js';
 import type { CompiledPolicy, TableInfo } from '../../sql/table-model.js';
 import type { StreamQuery } from './types.js';
@@ -28,8 +29,12 @@ export function checkChannel(channel: unknown): string {
   return channel;
 }
 
-/** The select policy of a caller, bound; null when RLS does not apply (as the rows API decides). */
+/**
+ * The select policy of a caller, bound; null when RLS does not apply (as the rows API decides).
+ * A caller whose role lost SELECT on the table (REVOKE after the stream opened) sees nothing.
+ */
 export function selectPolicy(t: TableInfo, auth: AuthContext): { p: CompiledPolicy; values: unknown[] } | null {
+  if (!holds(t.grants, auth, SELECT)) return { p: DENY, values: [] };
   if (!t.rls.enabled || auth.role === 'service_role') return null;
   const p = t.rls.compiled.select ?? DENY;
   return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };

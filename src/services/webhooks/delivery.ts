@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import type { Config } from '../../config.js';
 import type { Sealer } from '../../control/seal.js';
 import { EdgeError } from '../../core/errors.js';

@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { DROP_GRANTS, RENAME_GRANTS } from '../grants.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { Emitter, type Node, PRIMARY_KEY_MARK, columnName, unsupported } from './emit.js';
 import { isReservedName, reservedRefusal } from './reserved.js';
@@ -336,6 +337,7 @@ export function alter(n: Node, em: Emitter): Statement {
         { sql: `ALTER TABLE ${q} RENAME TO ${quoteIdent(to)}` },
         { sql: `UPDATE "_svc_meta.tables" SET name = ? WHERE name = ?`, fixed: [to, phys] },
         { sql: `UPDATE "_svc_meta.rls" SET tbl = ? WHERE tbl = ?`, fixed: [to, phys] },
+        { sql: RENAME_GRANTS, fixed: [to, phys] },
       ],
       columns: [],
       readOnly: false,
@@ -361,6 +363,7 @@ export function drop(n: Node, em: Emitter): Statement {
       steps.push({ sql: `DROP TABLE ${ie}${quoteIdent(phys)}` });
       steps.push({ sql: `DELETE FROM "_svc_meta.tables" WHERE name = ?`, fixed: [phys] });
       steps.push({ sql: `DELETE FROM "_svc_meta.rls" WHERE tbl = ?`, fixed: [phys] });
+      steps.push({ sql: DROP_GRANTS, fixed: [phys] });
       effects.push(phys);
     }
     if (!steps.length) throw unsupported('DROP TABLE without a table');

@@ -69,6 +69,8 @@ export interface EmitOptions {
 
 export class Emitter {
   readonly tables = new Set<string>();
+  /** Every table reference in the order emitted (privileges.ts: a data-changing statement's target comes first). */
+  readonly refs: string[] = [];
   readonly params = new Set<number>();
   _nodes = 0;
   /** Operands the catalog emitted for an operator it does not define, taken once by the emitter's own branch (calls.ts). */
@@ -121,6 +123,7 @@ export class Emitter {
       throw new EdgeError('missing_scope', `table "${physical}" cannot be read with this key`, { details: { scope: 'service_role' } });
     }
     this.tables.add(physical);
+    this.refs.push(physical);
     // note: auth.users is its fixed subquery for the service role; other callers are refused it
     // (query.ts: a table outside the rows API's catalog), so it needs no per-caller form.
     if (physical === AUTH_USERS) return AUTH_USERS_SQL;

@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
 import { tokens, type ParsedStatement } from './parse.js';
+import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -52,6 +53,10 @@ export function lowerStatement(s: ParsedStatement): Node {
       return { type: 'transaction' };
     case 'CreatePolicyStmt':
       return policy(f, s.text);
+    case 'GrantStmt':
+      return lowerGrant(f);
+    case 'AlterDefaultPrivilegesStmt':
+      return lowerDefaultPrivileges(f);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -62,7 +67,6 @@ const NAMES: Record<string, string> = {
   CreateTrigStmt: 'CREATE TRIGGER',
   CreateEnumStmt: 'CREATE TYPE … AS ENUM',
   AlterEnumStmt: 'ALTER TYPE',
-  GrantStmt: 'GRANT / REVOKE',
   CommentStmt: 'COMMENT ON',
   DoStmt: 'DO',
   AlterPolicyStmt: 'ALTER POLICY',

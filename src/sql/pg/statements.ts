@@ -3,6 +3,7 @@ import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
+import { grantStatement } from './grant.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -14,7 +15,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE';
 
 export interface Statement {
   command: Command;
@@ -41,6 +42,10 @@ export interface Statement {
   policy?: { name: string; table: string; add: Partial<Record<PolicyOp, string>> };
   /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
   rls?: { table: string; enable: boolean };
+  /** GRANT/REVOKE (grant.ts): it writes the privileges the catalog caches, which then reloads. */
+  grants?: true;
+  /** What the caller should know (e.g. a statement accepted that changes nothing), in the result's `notices`. */
+  notices?: string[];
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -90,6 +95,8 @@ export function statement(n: Node, em: Emitter): Statement {
       return rlsToggle(n, em);
     case 'pe_policy':
       return createPolicy(n, em);
+    case 'pe_grant':
+      return grantStatement(n, em);
   }
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }

@@ -7,6 +7,7 @@ import { Lru } from './lru.js';
 import { lowerStatement, NEVER_ALLOWED, neverAllowed } from './lower-stmt.js';
 import { isRawSyntaxError, parseScript as parseStatements, statementsOf, syntaxError, unparsable, type ParsedStatement } from './parse.js';
 import { statement, type Statement } from './statements.js';
+import { statementPrivileges } from './privileges.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
 
@@ -19,6 +20,8 @@ export interface Translation {
   readOnly: boolean;
   /** Physical tables referenced anywhere. */
   tables: ReadonlySet<string>;
+  /** The table privileges it needs (privileges.ts), checked per caller (src/sql/grants.ts). */
+  privileges: ReadonlyMap<string, number>;
 }
 
 export const MAX_SQL = 256 * 1024;
@@ -167,19 +170,21 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
   const view: SchemaLookup = (p) => (overrides.has(p) ? overrides.get(p)! : schema(p));
   const statements: Statement[] = [];
   const tables = new Set<string>();
+  const privileges = new Map<string, number>();
   let maxParam = 0;
   for (const [i, n] of nodes.entries()) {
     const em = new Emitter(introspect ? { schema: view, introspect } : { schema: view });
     const s = stmts ? named(stmts.length, stmts[i]!, () => statement(n, em)) : statement(n, em);
     statements.push(s);
     for (const t of em.tables) tables.add(t);
+    statementPrivileges(n, s, em.refs, privileges);
     for (const p of em.params) maxParam = Math.max(maxParam, p);
     if (s.effect) {
       if (s.command === 'DROP TABLE') overrides.set(s.effect.table, null);
       else overrides.set(s.effect.table, s.effect.columns);
     }
   }
-  return { statements, maxParam, readOnly: statements.every((s) => s.readOnly), tables };
+  return { statements, maxParam, readOnly: statements.every((s) => s.readOnly), tables, privileges };
 }
 
 /** How each table reference is emitted for one caller: the table, or its RLS-filtered form. */
