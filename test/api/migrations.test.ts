@@ -11,16 +11,18 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 // Not here yet, waiting for a feature (each answers 400 unsupported_sql today):
 //   02_user_profiles.sql   CREATE FUNCTION … LANGUAGE plpgsql + CREATE TRIGGER on auth.users
 //                          (handle_new_user) and `create table profiles` adopting the built-in one
-//   03_organizations.sql   policies with exists (…) / in (select …); also `check (slug ~ '…')`:
-//                          a regular expression in a CHECK is refused ("operator ~", DDL only
-//                          takes SQLite's own functions)
-//   04_blog.sql            CREATE TYPE … AS ENUM, COMMENT ON, CREATE VIEW, GRANT
+//   03_organizations.sql   policies with exists (…); and `check (slug ~ '…')`: a regular
+//                          expression in a CHECK is refused ("operator ~": DDL takes only SQLite's
+//                          own functions; no one is on it)
+//   04_blog.sql            CREATE TYPE … AS ENUM, COMMENT ON, CREATE VIEW
 //   05_chat.sql            CREATE INDEX … USING gin, policies with exists / in (select …), and a
 //                          bare boolean column in a policy (`not is_private`)
 //   07_expenses.sql        `default auth.uid()` in CREATE TABLE (refused on purpose today)
 //   09_notes.sql           PL/pgSQL trigger function + CREATE TRIGGER (set_updated_at)
-//   10_feature_votes.sql   CREATE [OR REPLACE] VIEW, GRANT/REVOKE, COMMENT ON VIEW
+//   10_feature_votes.sql   CREATE [OR REPLACE] VIEW, COMMENT ON VIEW
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
+//   12_bookmarks.sql       `check (url ~* '^https?://')`: as 03, a regular expression in a CHECK
+//   13_recipes.sql         policies with exists (…)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -310,5 +312,92 @@ describe('08_events.sql: public events, hosts and RSVPs', () => {
       { title: 'Meetup', answers: 2, headcount: 3 },
     ]);
     expect(await app.sql('select count(*) as n from rsvps', 'anon')).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('14_habits.sql: habits and daily check-ins, streaks in SQL', () => {
+  let app: App;
+  let read: string;
+  let run: string;
+  beforeAll(async () => {
+    app = await migrate('14_habits.sql');
+  });
+
+  it('each user keeps their own habits; the checks on name and weekly target hold', async () => {
+    const { alice, bob } = app;
+    const r = await app.insert('habits', { user_id: alice.id, name: 'Read', target_per_week: 5 }, alice);
+    expect(r.status, r.text).toBe(201);
+    read = r.body.id;
+    const g = await app.gql('mutation($u: UUID!) { insert_habits(object: {user_id: $u, name: "Run", target_per_week: 3}) { id name target_per_week archived_at } }', alice, { u: alice.id });
+    expect(g.body.data.insert_habits).toMatchObject({ name: 'Run', target_per_week: 3, archived_at: null });
+    run = g.body.data.insert_habits.id;
+    expect(failed(await app.insert('habits', { user_id: alice.id, name: 'Swim', target_per_week: 8 }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "habits" violates check constraint "habits_target_per_week_check"');
+    expect(failed(await app.insert('habits', { user_id: alice.id, name: '   ' }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "habits" violates check constraint "habits_name_check"');
+    failed(await app.insert('habits', { user_id: alice.id, name: 'Forged' }, bob), 403, 'rls_denied');
+    expect((await app.insert('habits', { user_id: bob.id, name: 'Meditate' }, bob)).status).toBe(201);
+    expect((await app.list('habits', bob)).map((h) => [h.data.name, h.data.target_per_week])).toEqual([['Meditate', 7]]);
+    expect((await app.list('habits', alice, '?order=name')).map((h) => h.data.name)).toEqual(['Read', 'Run']);
+    expect((await app.call('GET', `/db/tables/habits/rows/${read}`, undefined, bob)).status).toBe(404);
+  });
+
+  it('one check-in per habit and day; the day defaults to today', async () => {
+    const { alice, bob } = app;
+    for (const day of ['2030-01-01', '2030-01-02', '2030-01-03']) {
+      expect((await app.insert('check_ins', { habit_id: read, user_id: alice.id, day }, alice)).status).toBe(201);
+    }
+    const g = await app.gql('mutation($h: UUID!, $u: UUID!) { insert_check_ins(object: {habit_id: $h, user_id: $u, day: "2030-01-05", note: "late"}) { day note } }', alice, { h: read, u: alice.id });
+    expect(g.body).toEqual({ data: { insert_check_ins: { day: '2030-01-05', note: 'late' } } });
+    const dup = failed(await app.insert('check_ins', { habit_id: read, user_id: alice.id, day: '2030-01-02' }, alice), 409, 'conflict');
+    expect(dup.message).toBe('duplicate key value violates unique constraint "check_ins_habit_id_day_key"');
+    expect(dup.details?.detail).toBe(`Key (habit_id, day)=(${read}, 2030-01-02) already exists.`);
+    const today = await app.insert('check_ins', { habit_id: run, user_id: alice.id }, alice);
+    expect(today.status, today.text).toBe(201);
+    expect(today.body.data.day).toBe(new Date().toISOString().slice(0, 10));
+    failed(await app.insert('check_ins', { habit_id: read, user_id: alice.id, day: '2030-01-04' }, bob), 403, 'rls_denied');
+    expect(await app.list('check_ins', bob)).toEqual([]);
+  });
+
+  it('streaks and weekly progress, each user over their own rows', async () => {
+    const { alice, bob } = app;
+    expect(await app.sql(`select h.name, count(c.id) as days, min(c.day) as first_day, max(c.day) - min(c.day) + 1 as span,
+                                 round(100.0 * count(c.id) / h.target_per_week, 1) as pct
+                          from habits h
+                          left join check_ins c on c.habit_id = h.id and c.day between date '2030-01-01' and date '2030-01-07'
+                          group by h.id order by h.name`, alice)).toEqual([
+      { name: 'Read', days: 4, first_day: '2030-01-01', span: 5, pct: 80 },
+      { name: 'Run', days: 0, first_day: null, span: null, pct: 0 },
+    ]);
+    expect(await app.sql(`select to_char(day, 'Dy') as weekday, extract(isodow from day) as isodow, note from check_ins
+                          where habit_id = $1 and day < date '2030-02-01' order by day desc limit 2`, alice, [read])).toEqual([
+      { weekday: 'Sat', isodow: 6, note: 'late' },
+      { weekday: 'Thu', isodow: 4, note: null },
+    ]);
+    expect(await app.sql('select count(*) as n from check_ins', bob)).toEqual([{ n: 0 }]);
+    expect((await app.gql('{ habits(order: "name.asc") { name check_ins(order: "day.asc", limit: 2) { day } } }', alice)).body).toEqual({ data: { habits: [
+      { name: 'Read', check_ins: [{ day: '2030-01-01' }, { day: '2030-01-02' }] },
+      { name: 'Run', check_ins: [{ day: new Date().toISOString().slice(0, 10) }] },
+    ] } });
+  });
+});
+
+describe('what the migrations need of DDL', () => {
+  it('jsonb_typeof in a CHECK (13_recipes.sql): SQLite\'s own json_type under Postgres\' names, so any connection can write the table', async () => {
+    const app = new App(s.createProject('ddl_checks'));
+    const ok = async (sql: string) => {
+      const r = await app.call('POST', '/db/query', { sql }, 'service');
+      expect(r.status, `${sql}: ${r.text}`).toBe(200);
+    };
+    await ok(`create table docs (id uuid primary key default gen_random_uuid(), steps jsonb not null default '[]'::jsonb check (jsonb_typeof(steps) = 'array'), v jsonb check (jsonb_typeof(v) in ('number', 'string', 'boolean', 'null', 'object')))`);
+    await ok(`insert into docs (steps, v) values ('["a"]', '1'), ('[]', '1.5'), ('[]', '"s"'), ('[]', 'true'), ('[]', 'null'), ('[]', '{}')`);
+    await ok(`insert into docs (v) values (null)`);
+    const bad = await app.call('POST', '/db/query', { sql: `insert into docs (steps) values ('{"a": 1}')` }, 'service');
+    expect(failed(bad, 400, 'invalid_field').message).toBe('new row for relation "docs" violates check constraint "docs_steps_check"');
+    expect(failed(await app.call('POST', '/db/query', { sql: `insert into docs (v) values ('[1]')` }, 'service'), 400, 'invalid_field').message)
+      .toBe('new row for relation "docs" violates check constraint "docs_v_check"');
+    // the rows API writes through its own connection: the check holds there too
+    expect((await app.insert('docs', { steps: ['x'], v: 2 }, 'service')).status).toBe(201);
+    failed(await app.insert('docs', { steps: { a: 1 } }, 'service'), 400, 'invalid_field');
   });
 });
