@@ -80,13 +80,13 @@ class App {
 }
 
 /** A fresh project with `file` applied unchanged as one script, and alice and bob signed up. */
-async function migrate(file: string): Promise<App> {
+async function migrate(file: string, aliceSignUp: Record<string, unknown> = {}, bobSignUp: Record<string, unknown> = {}): Promise<App> {
   const app = new App(s.createProject(file.replace(/\W/g, '_')));
   const sql = readFileSync(new URL(`../fixtures/migrations/${file}`, import.meta.url), 'utf8');
   const r = await app.call('POST', '/db/query', { sql }, 'service');
   expect(r.status, r.text).toBe(200);
-  app.alice = await app.signUp('alice@example.com');
-  app.bob = await app.signUp('bob@example.com');
+  app.alice = await app.signUp('alice@example.com', aliceSignUp);
+  app.bob = await app.signUp('bob@example.com', bobSignUp);
   return app;
 }
 
