@@ -62,8 +62,11 @@ function scalarAuthCall(n: Node): Node | null {
   const cols = q.columns as Node[] | undefined;
   if (!Array.isArray(cols) || cols.length !== 1) return null;
   const e = cols[0]!.expr as Node | undefined;
-  const schema = ((e?.name as Node | undefined)?.schema as Node | undefined)?.value;
-  return e?.type === 'function' && typeof schema === 'string' && schema.toLowerCase() === 'auth' ? e : null;
+  // note: also `(select auth.jwt() ->> 'email')`, the same advice applied to a claim.
+  let base = e;
+  while (base?.type === 'binary_expr' && (base.operator === '->>' || base.operator === '->')) base = base.left as Node;
+  const schema = ((base?.name as Node | undefined)?.schema as Node | undefined)?.value;
+  return base?.type === 'function' && typeof schema === 'string' && schema.toLowerCase() === 'auth' ? e! : null;
 }
 
 class Translator {
@@ -156,7 +159,7 @@ class Translator {
         // note: `(select auth.uid())`, Supabase's advice for policies (Postgres then reads it once per
         // statement); here it is the same value as `auth.uid()`. Any other subquery stays refused.
         const inner = scalarAuthCall(n);
-        if (inner) return this.authFn(inner, null);
+        if (inner) return inner.type === 'binary_expr' ? this.arrow(inner) : this.authFn(inner, null);
         if (n.ast !== undefined) throw unsupported('subqueries are not allowed');
         break;
       }
@@ -192,6 +195,9 @@ class Translator {
       cur = cur.left as Node;
     }
     if (cur.type === 'function') return this.authFn(cur, path);
+    // `(select auth.jwt()) ->> 'email'`
+    const sub = cur.type === undefined ? scalarAuthCall(cur) : null;
+    if (sub?.type === 'function') return this.authFn(sub, path);
     if (cur.type !== 'column_ref') throw unsupported('JSON operators apply to a column');
     if (cur.table !== null && cur.table !== undefined) throw unsupported('qualified column names are not allowed');
     const name = columnName(cur);

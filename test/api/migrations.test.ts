@@ -23,6 +23,7 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
 //   12_bookmarks.sql       `check (url ~* '^https?://')`: as 03, a regular expression in a CHECK
 //   13_recipes.sql         policies with exists (…)
+// (runs: 01_todos, 06_inventory, 08_events, 14_habits, 15_shared_lists)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -382,6 +383,24 @@ describe('14_habits.sql: habits and daily check-ins, streaks in SQL', () => {
   });
 });
 
+describe('what the migrations need of policies', () => {
+  it('a claim read as Supabase advises, (select auth.jwt() ->> \'email\') or (select auth.jwt()) ->> \'email\', is the caller\'s claim', async () => {
+    const app = new App(s.createProject('jwt_claims'));
+    const sql = `create table inbox (id uuid primary key default gen_random_uuid(), recipient text not null, sender text not null, body text);
+      alter table inbox enable row level security;
+      create policy "Recipients read" on inbox for select to authenticated using (recipient = (select auth.jwt() ->> 'email'));
+      create policy "Senders read" on inbox for select to authenticated using ((select auth.jwt()) ->> 'email' = sender);
+      insert into inbox (recipient, sender, body) values ('bob@example.com', 'alice@example.com', 'a to b'), ('carol@example.com', 'bob@example.com', 'b to c');`;
+    const r = await app.call('POST', '/db/query', { sql }, 'service');
+    expect(r.status, r.text).toBe(200);
+    const alice = await app.signUp('alice@example.com');
+    const bob = await app.signUp('bob@example.com');
+    expect(await app.sql('select body from inbox order by body', alice)).toEqual([{ body: 'a to b' }]);
+    expect(await app.sql('select body from inbox order by body', bob)).toEqual([{ body: 'a to b' }, { body: 'b to c' }]);
+    expect(await app.list('inbox', 'anon')).toEqual([]);
+  });
+});
+
 describe('what the migrations need of DDL', () => {
   it('jsonb_typeof in a CHECK (13_recipes.sql): SQLite\'s own json_type under Postgres\' names, so any connection can write the table', async () => {
     const app = new App(s.createProject('ddl_checks'));
@@ -399,5 +418,51 @@ describe('what the migrations need of DDL', () => {
     // the rows API writes through its own connection: the check holds there too
     expect((await app.insert('docs', { steps: ['x'], v: 2 }, 'service')).status).toBe(201);
     failed(await app.insert('docs', { steps: { a: 1 } }, 'service'), 400, 'invalid_field');
+  });
+});
+
+describe('15_shared_lists.sql: invitations addressed to the e-mail in the caller\'s token', () => {
+  let app: App;
+  let groceries: string;
+  beforeAll(async () => {
+    app = await migrate('15_shared_lists.sql');
+  });
+
+  it('owners keep their lists and invite by e-mail; the e-mail check and the unique invite hold', async () => {
+    const { alice, bob } = app;
+    const g = await app.insert('lists', { owner_id: alice.id, title: 'Groceries' }, alice);
+    expect(g.status, g.text).toBe(201);
+    groceries = g.body.id;
+    const b = await app.gql('mutation($o: UUID!) { insert_lists(object: {owner_id: $o, title: "Books"}) { title } }', bob, { o: bob.id });
+    expect(b.body).toEqual({ data: { insert_lists: { title: 'Books' } } });
+    for (const email of ['bob@example.com', 'carol@example.com']) {
+      expect((await app.insert('list_invites', { list_id: groceries, email, invited_by: alice.id }, alice)).status).toBe(201);
+    }
+    expect(failed(await app.insert('list_invites', { list_id: groceries, email: 'Dave@Example.com', invited_by: alice.id }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "list_invites" violates check constraint "list_invites_email_check"');
+    expect(failed(await app.insert('list_invites', { list_id: groceries, email: '@example.com', invited_by: alice.id }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "list_invites" violates check constraint "list_invites_email_check"');
+    expect(failed(await app.insert('list_invites', { list_id: groceries, email: 'bob@example.com', invited_by: alice.id }, alice), 409, 'conflict').message)
+      .toBe('duplicate key value violates unique constraint "list_invites_list_id_email_key"');
+    failed(await app.insert('list_invites', { list_id: groceries, email: 'eve@example.com', invited_by: alice.id }, bob), 403, 'rls_denied');
+    expect((await app.list('lists', bob)).map((l) => l.data.title)).toEqual(['Books']);
+  });
+
+  it('the invitee sees and accepts only the invitation to their own e-mail', async () => {
+    const { alice, bob } = app;
+    const mine = await app.list('list_invites', bob);
+    expect(mine.map((i) => [i.data.email, i.data.accepted])).toEqual([['bob@example.com', false]]);
+    const carols = (await app.list('list_invites', alice, '?filter=email.eq.carol@example.com'))[0]!;
+    expect((await app.call('PATCH', `/db/tables/list_invites/rows/${carols.id}`, { data: { accepted: true } }, bob)).status).toBe(404);
+    const ok = await app.gql('mutation($id: ID!) { update_list_invites(id: $id, set: {accepted: true}) { email accepted } }', bob, { id: mine[0]!.id });
+    expect(ok.body).toEqual({ data: { update_list_invites: { email: 'bob@example.com', accepted: true } } });
+    // the inviter sees both, and may not answer for the invitee
+    failed(await app.call('PATCH', `/db/tables/list_invites/rows/${carols.id}`, { data: { accepted: true } }, alice), 403, 'rls_denied');
+    expect(await app.sql('select email, accepted from list_invites', bob)).toEqual([{ email: 'bob@example.com', accepted: true }]);
+    expect(await app.sql(`select l.title, count(i.id) as invited, count(*) filter (where i.accepted) as accepted
+                          from lists l left join list_invites i on i.list_id = l.id group by l.id order by l.title`, alice)).toEqual([{ title: 'Groceries', invited: 2, accepted: 1 }]);
+    expect((await app.gql('{ lists { title list_invites(order: "email.asc") { email accepted } } }', alice)).body).toEqual({ data: { lists: [
+      { title: 'Groceries', list_invites: [{ email: 'bob@example.com', accepted: true }, { email: 'carol@example.com', accepted: false }] },
+    ] } });
   });
 });
