@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
+import { registerEveryday } from '../sql/functions-everyday.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
 
@@ -104,6 +105,9 @@ export class ProjectRegistry {
     const db = new Database(join(dir, 'project.db'), trace ? { verbose: (sql) => trace(String(sql)) } : {});
     try {
       applyPragmas(db, this.#config.durability);
+      // note: the everyday SQL functions on the project's own connection too (the workers have them), so a
+      // CHECK that calls one (`check (slug ~ '^[a-z0-9-]+$')`, docs/sql.md "Functions") holds on every write path.
+      registerEveryday(db);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {

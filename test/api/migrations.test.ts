@@ -11,9 +11,7 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 // Not here yet, waiting for a feature (each answers 400 unsupported_sql today):
 //   02_user_profiles.sql   CREATE FUNCTION … LANGUAGE plpgsql + CREATE TRIGGER on auth.users
 //                          (handle_new_user) and `create table profiles` adopting the built-in one
-//   03_organizations.sql   policies with exists (…); and `check (slug ~ '…')`: a regular
-//                          expression in a CHECK is refused ("operator ~": DDL takes only SQLite's
-//                          own functions; no one is on it)
+//   03_organizations.sql   policies with exists (…)
 //   04_blog.sql            CREATE TYPE … AS ENUM, COMMENT ON, CREATE VIEW
 //   05_chat.sql            CREATE INDEX … USING gin, policies with exists / in (select …), and a
 //                          bare boolean column in a policy (`not is_private`)
@@ -21,9 +19,8 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //   09_notes.sql           PL/pgSQL trigger function + CREATE TRIGGER (set_updated_at)
 //   10_feature_votes.sql   CREATE [OR REPLACE] VIEW, COMMENT ON VIEW
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
-//   12_bookmarks.sql       `check (url ~* '^https?://')`: as 03, a regular expression in a CHECK
 //   13_recipes.sql         policies with exists (…)
-// (runs: 01_todos, 06_inventory, 08_events, 14_habits, 15_shared_lists)
+// (runs: 01_todos, 06_inventory, 08_events, 12_bookmarks, 14_habits, 15_shared_lists)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -313,6 +310,43 @@ describe('08_events.sql: public events, hosts and RSVPs', () => {
       { title: 'Meetup', answers: 2, headcount: 3 },
     ]);
     expect(await app.sql('select count(*) as n from rsvps', 'anon')).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('12_bookmarks.sql: links with tags and jsonb metadata, a URL rule by regular expression', () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await migrate('12_bookmarks.sql');
+  });
+
+  it('each user saves links once; the URL check (~*) holds on every door', async () => {
+    const { alice, bob } = app;
+    const d = await app.insert('bookmarks', { user_id: alice.id, url: 'https://supabase.com/docs', title: 'Docs', tags: ['docs', 'postgres'], meta: { lang: 'en', words: 1200 } }, alice);
+    expect(d.status, d.text).toBe(201);
+    expect(d.body.data).toEqual({ user_id: alice.id, url: 'https://supabase.com/docs', title: 'Docs', tags: ['docs', 'postgres'], meta: { lang: 'en', words: 1200 }, is_favorite: false });
+    const g = await app.gql('mutation($u: UUID!) { insert_bookmarks(object: {user_id: $u, url: "HTTP://EXAMPLE.COM/", is_favorite: true}) { url tags meta is_favorite } }', alice, { u: alice.id });
+    expect(g.body).toEqual({ data: { insert_bookmarks: { url: 'HTTP://EXAMPLE.COM/', tags: [], meta: {}, is_favorite: true } } });
+    const ftp = failed(await app.insert('bookmarks', { user_id: alice.id, url: 'ftp://example.com' }, alice), 400, 'invalid_field');
+    expect(ftp.message).toBe('new row for relation "bookmarks" violates check constraint "bookmarks_url_check"');
+    const sql = await app.call('POST', '/db/query', { sql: `insert into bookmarks (user_id, url) values ($1, 'example.com')`, params: [alice.id] }, 'service');
+    expect(failed(sql, 400, 'invalid_field').message).toBe('new row for relation "bookmarks" violates check constraint "bookmarks_url_check"');
+    const gq = await app.gql('mutation($u: UUID!) { insert_bookmarks(object: {user_id: $u, url: "mailto:a@b.c"}) { url } }', alice, { u: alice.id });
+    expect(gq.body.errors[0].extensions.code).toBe('invalid_field');
+    expect(failed(await app.insert('bookmarks', { user_id: alice.id, url: 'https://supabase.com/docs' }, alice), 409, 'conflict').message)
+      .toBe('duplicate key value violates unique constraint "bookmarks_user_url_key"');
+    expect((await app.insert('bookmarks', { user_id: bob.id, url: 'https://supabase.com/docs', tags: ['later'] }, bob)).status).toBe(201);
+    failed(await app.insert('bookmarks', { user_id: bob.id, url: 'https://forged.example' }, alice), 403, 'rls_denied');
+  });
+
+  it('each user reads their own links, by tag and metadata', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('bookmarks', bob)).map((b) => b.data.tags)).toEqual([['later']]);
+    expect((await app.list('bookmarks', alice, '?filter=tags.contains.["docs"]')).map((b) => b.data.url)).toEqual(['https://supabase.com/docs']);
+    expect(await app.sql(`select tags[1] as first_tag, cardinality(tags) as n, meta->>'lang' as lang, (meta->>'words')::int / 250 as minutes
+                          from bookmarks where meta ? 'words'`, alice)).toEqual([{ first_tag: 'docs', n: 2, lang: 'en', minutes: 4 }]);
+    expect(await app.sql(`select url from bookmarks where 'later' = any(tags) or is_favorite order by url`, alice)).toEqual([{ url: 'HTTP://EXAMPLE.COM/' }]);
+    expect(await app.sql(`select count(*) as n from bookmarks where url ~ '^https://'`, bob)).toEqual([{ n: 1 }]);
+    expect((await app.gql('{ bookmarks(where: {is_favorite: {eq: true}}) { url } }', alice)).body).toEqual({ data: { bookmarks: [{ url: 'HTTP://EXAMPLE.COM/' }] } });
   });
 });
 
