@@ -20,6 +20,7 @@ import { authRoutes } from './services/auth/routes.js';
 import { DbService } from './services/db/db.js';
 import { dbRoutes } from './services/db/routes.js';
 import { QueryService } from './services/db/query.js';
+import { ViewRows } from './services/db/view-rows.js';
 import type { GraphQLService } from './services/db/graphql.js';
 import { RpcService } from './services/db/rpc.js';
 import { sqlRoutes } from './services/db/sql-routes.js';
@@ -106,6 +107,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   });
   const query = new QueryService(sqlPool, config.dataDir, bus, config.sqlTimeoutMs);
   const db = new DbService(bus);
+  db.views = new ViewRows(query);
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
   const outbound = new OutboundClient(config);

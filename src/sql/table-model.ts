@@ -15,6 +15,10 @@ export interface ColumnDef {
   default: unknown;
   unique: boolean;
   references: { table: string; column: string; on_delete: OnDelete } | null;
+  /** A text column of an enum type made by raw SQL (`CREATE TYPE … AS ENUM`): the type's name. */
+  enum?: string;
+  /** `COMMENT ON COLUMN` (loaded from `_svc_meta.comments`, never stored in the definition). */
+  comment?: string;
 }
 
 export interface IndexDef {
@@ -38,6 +42,10 @@ export interface TableDef {
    */
   key?: 'int8';
   stamps?: false;
+  /** `COMMENT ON TABLE` (loaded from `_svc_meta.comments`). */
+  comment?: string;
+  /** Comments of the system columns (`id`, `created_at`, …), which have no ColumnDef. */
+  systemComments?: Record<string, string>;
 }
 
 /** Which auth value a compiled policy parameter takes. */

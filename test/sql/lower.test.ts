@@ -94,7 +94,7 @@ describe('refused by name, never dropped', () => {
     ['select * from t, lateral generate_series(1, t.value) g', 'LATERAL'],
     ['select * from pg_sleep(1)', 'function pg_sleep() in FROM'],
     ['select * from t, lateral (select 1) x', 'LATERAL subqueries'],
-    ['create view v as select 1', 'CREATE VIEW statements'],
+    ['create temp view v as select 1', 'temporary views'],
     ["select 'a' similar to 'b'", 'SIMILAR TO'],
   ];
   for (const [pg, construct] of cases) {

@@ -83,11 +83,11 @@ describe('syntax errors as PostgreSQL words them', () => {
   });
 
   it('names a statement of a script the translator refuses, and rolls the script back whole', async () => {
-    const sql = 'create table syn_b (id int primary key);\ninsert into syn_b values (1);\ncreate view v as select 1';
+    const sql = 'create table syn_b (id int primary key);\ninsert into syn_b values (1);\ncreate temp view v as select 1';
     const r = await ours(sql);
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('unsupported_sql');
-    expect(r.body.error.details).toMatchObject({ statement: 2, statement_text: 'create view v as select 1' });
+    expect(r.body.error.details).toMatchObject({ statement: 2, statement_text: 'create temp view v as select 1' });
     const after = await ours('select * from syn_b');
     expect(after.status).toBe(400);
   });

@@ -216,7 +216,19 @@ export const addProfileColumn = (p: ProjectLease, name: string, type: FieldType)
   schemaChanged(p);
 };
 
+/**
+ * Drops the indexes naming a profiles column (a UNIQUE kept from SQL's `create table profiles`,
+ * docs/sql.md "The profiles table"): SQLite refuses to drop an indexed column.
+ */
+function dropIndexesOf(p: ProjectLease, name: string): void {
+  const rows = p.db
+    .prepare(`SELECT l.name FROM pragma_index_list('profiles') AS l WHERE l.origin = 'c' AND EXISTS (SELECT 1 FROM pragma_index_info(l.name) AS i WHERE i.name = ?)`)
+    .all(name) as { name: string }[];
+  for (const r of rows) p.db.exec(`DROP INDEX ${quoteIdent(r.name)}`);
+}
+
 export const dropProfileColumn = (p: ProjectLease, name: string): void => {
+  dropIndexesOf(p, name);
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
   schemaChanged(p);
 };
@@ -237,6 +249,7 @@ export function retypeProfileColumn(p: ProjectLease, name: string, type: FieldTy
   p.db.exec(`ALTER TABLE profiles ADD COLUMN ${quoteIdent(tmp)} ${SQL_TYPE[type]}`);
   const set = p.db.prepare(`UPDATE profiles SET ${quoteIdent(tmp)} = ? WHERE id = ?`);
   for (const r of values) set.run(r.v, r.id);
+  dropIndexesOf(p, name);
   p.db.exec(`ALTER TABLE profiles DROP COLUMN ${quoteIdent(name)}`);
   p.db.exec(`ALTER TABLE profiles RENAME COLUMN ${quoteIdent(tmp)} TO ${quoteIdent(name)}`);
   schemaChanged(p);

@@ -16,6 +16,11 @@ import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
 import { writeRows } from './violation.js';
 import { DELETE, INSERT, requirePrivilege, SELECT, UPDATE } from '../../sql/grants.js';
+import { schemaVersion } from '../../project/schema-version.js';
+import type { StoredView } from '../../sql/pg/views.js';
+import type { ViewRows } from './view-rows.js';
+import { readViews, viewCreatedAt } from './view-store.js';
+import { viewIsReadOnly, viewListing, withViews } from './view-listing.js';
 
 export interface Row {
   /** A string, or a number for a table with an integer key (TableDef.key). */
@@ -62,10 +67,29 @@ export class DbService {
     return catalogStore.tables(lease, compileAll, fresh);
   }
 
+  /** Reads of views (rows API, GraphQL) run through the SQL service (view-rows.ts); server.ts sets it. */
+  views: ViewRows | null = null;
+
+  /** The view of that name (made by CREATE VIEW, docs/sql.md "Views"), or null. */
+  view(lease: ProjectLease, name: string): StoredView | null {
+    return readViews(lease, schemaVersion(lease)).get(name) ?? null;
+  }
+
+  viewList(lease: ProjectLease): StoredView[] {
+    return [...readViews(lease, schemaVersion(lease)).values()];
+  }
+
+  #viewReader(lease: ProjectLease, name: string): { view: StoredView; rows: ViewRows } | null {
+    if (this.tables(lease).has(name)) return null;
+    const view = this.view(lease, name);
+    return view && this.views ? { view, rows: this.views } : null;
+  }
+
   /** The table by name: 400 for a name that cannot be a table, 404 for an unknown one. */
   table(lease: ProjectLease, name: string, fresh = false): TableInfo {
     if (!validTableName(name)) throw new EdgeError('invalid_request', 'invalid table name');
     const t = this.tables(lease, fresh).get(name) ?? (fresh ? undefined : this.tables(lease, true).get(name));
+    if (!t && this.view(lease, name)) throw viewIsReadOnly(name);
     if (!t) throw notFound('table', name);
     return t;
   }
@@ -88,11 +112,12 @@ export class DbService {
   }
 
   listTables(lease: ProjectLease): { tables: unknown[] } {
-    return { tables: [...this.tables(lease, true).values()].map(tableView) };
+    const tables = [...this.tables(lease, true).values()].map(tableView);
+    return { tables: [...tables, ...this.viewList(lease).map((v) => viewListing(v, viewCreatedAt(lease, schemaVersion(lease), v.name)))] };
   }
 
   schema(lease: ProjectLease): unknown {
-    return schemaGraph([...this.tables(lease, true).values()]);
+    return withViews(schemaGraph([...this.tables(lease, true).values()]), this.viewList(lease));
   }
 
   createTable(lease: ProjectLease, body: Record<string, unknown>): unknown {
@@ -106,6 +131,8 @@ export class DbService {
   dropTable(lease: ProjectLease, name: string): void {
     const t = this.table(lease, name, true);
     if (t.system) throw new EdgeError('forbidden', `"${name}" is a platform table and cannot be dropped`);
+    const over = this.viewList(lease).find((v) => v.deps.includes(name));
+    if (over) throw new EdgeError('conflict', `view "${over.name}" reads "${name}"; drop it first (DROP VIEW, or DROP TABLE … CASCADE through /db/query)`);
     for (const other of this.tables(lease, true).values()) {
       if (other.def.name !== name && other.def.columns.some((c) => c.references?.table === name)) {
         throw new EdgeError('conflict', `table "${other.def.name}" references "${name}"; drop it first`);
@@ -144,7 +171,9 @@ export class DbService {
   }
 
   /** The list envelope as JSON text (document rows are spliced from their stored JSON, never re-parsed). */
-  list(lease: ProjectLease, auth: AuthContext, name: string, query: URLSearchParams): string {
+  list(lease: ProjectLease, auth: AuthContext, name: string, query: URLSearchParams): string | Promise<string> {
+    const v = this.#viewReader(lease, name);
+    if (v) return v.rows.list(lease, auth, v.view, query);
     const q = parseListQuery(query);
     return this.#with(lease, name, (t) => {
       const sql = buildList(t, q, policy(t, 'select', auth));
@@ -175,7 +204,9 @@ export class DbService {
   }
 
   /** One row as JSON text. */
-  get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string {
+  get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string | Promise<string> {
+    const v = this.#viewReader(lease, name);
+    if (v) return v.rows.get(lease, auth, v.view, id);
     const t = this.table(lease, name);
     id = keyOf(t, id);
     const sel = policy(t, 'select', auth);

@@ -21,6 +21,8 @@ import type { DbService } from './db.js';
 import { children, flat, listParams, loader, parsed, readRows, selected, type Ctx, type ListArgs, type Row, type Wire } from './graphql-rows.js';
 import { BigIntScalar, DateTimeScalar, JSONScalar, UUIDScalar } from './graphql-scalars.js';
 import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model.js';
+import type { StoredView } from '../../sql/pg/views.js';
+import { viewQueries } from './graphql-views.js';
 
 /**
  * The GraphQL schema of a project, generated from its db catalog and cached per catalog:
@@ -42,7 +44,7 @@ const SCALAR: Record<CatalogType, GraphQLScalarType> = {
 };
 
 const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike'] as const;
-const ComparisonInput = new GraphQLInputObjectType({
+export const ComparisonInput = new GraphQLInputObjectType({
   name: 'Comparison',
   description: 'The filter operators of the rows API; values are compared with the column typed.',
   fields: () => {
@@ -62,7 +64,7 @@ export function schemaOf(db: DbService, lease: ProjectLease): GraphQLSchema {
   const tables = db.tables(lease);
   let s = schemas.get(tables);
   if (!s) {
-    s = build(db, tables);
+    s = build(db, tables, db.viewList(lease));
     schemas.set(tables, s);
   }
   return s;
@@ -92,7 +94,7 @@ function listArgs(b: Build, name: string): GraphQLFieldConfigArgumentMap {
  * Builds the schema: per table an object type, a where input, typed insert/set inputs
  * (relational tables), list/by-id queries and insert/update/delete mutations.
  */
-function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
+function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[] = []): GraphQLSchema {
   const usable = [...tables.values()].filter((t) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.def.name) && !t.def.name.startsWith('__'));
   const b: Build = { db, tables, types: new Map(), wheres: new Map(), reverse: new Map() };
   for (const t of usable) {
@@ -100,7 +102,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       t.def.name,
       new GraphQLObjectType({
         name: t.def.name,
-        description: `Rows of table "${t.def.name}" (${t.def.kind}).`,
+        description: t.def.comment ?? `Rows of table "${t.def.name}" (${t.def.kind}).`,
         fields: () => objectFields(b, t),
       }),
     );
@@ -186,6 +188,7 @@ function build(db: DbService, tables: Map<string, TableInfo>): GraphQLSchema {
       },
     };
   }
+  Object.assign(query, viewQueries(db, views, ComparisonInput, new Set(usable.map((t) => t.def.name))));
   if (Object.keys(query).length === 0) {
     query._empty = { type: GraphQLBoolean, description: 'The project has no tables yet.', resolve: () => null };
   }
@@ -237,12 +240,13 @@ function inputs(t: TableInfo): { insert: GraphQLInputObjectType; set: GraphQLInp
 
 function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig<Row, Ctx>> {
   const { db, tables, types } = b;
-  const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID) } };
+  const sc = t.def.systemComments ?? {};
+  const f: Record<string, GraphQLFieldConfig<Row, Ctx>> = { id: { type: new GraphQLNonNull(GraphQLID), ...described(sc.id) } };
   if (t.def.kind === 'document') f.data = { type: new GraphQLNonNull(JSONScalar) };
-  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type]) };
+  for (const c of t.def.columns) f[c.name] = { type: c.nullable ? SCALAR[c.type] : new GraphQLNonNull(SCALAR[c.type]), ...described(columnDescription(c)) };
   if (t.def.stamps !== false) {
-    f.created_at = { type: new GraphQLNonNull(DateTimeScalar) };
-    f.updated_at = { type: new GraphQLNonNull(DateTimeScalar) };
+    f.created_at = { type: new GraphQLNonNull(DateTimeScalar), ...described(sc.created_at) };
+    f.updated_at = { type: new GraphQLNonNull(DateTimeScalar), ...described(sc.updated_at) };
   }
   // Foreign keys: `author_id` → `author` (or `<col>_ref`), resolved by a batched loader.
   for (const c of t.def.columns) {
@@ -289,3 +293,12 @@ function objectFields(b: Build, t: TableInfo): Record<string, GraphQLFieldConfig
   }
   return f;
 }
+
+/** A field's description: its `COMMENT ON COLUMN`, and for an enum column the type's name (the value is a String). */
+function columnDescription(c: TableInfo['def']['columns'][number]): string | undefined {
+  const en = c.enum ? `enum ${c.enum}` : undefined;
+  if (c.comment !== undefined) return en ? `${c.comment}\n\n(${en})` : c.comment;
+  return en;
+}
+
+const described = (d: string | undefined): { description?: string } => (d === undefined ? {} : { description: d });

@@ -22,10 +22,18 @@ import { jsonValue } from '../../json-text.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
+import { readViews } from './view-store.js';
 import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { pgError } from '../../sql/pg/violations.js';
 import { requirePrivileges } from '../../sql/grants.js';
+import { ENUMS, enumOfDecl } from '../../sql/pg/types-ddl.js';
+
+/** An enum type's labels (types-ddl.ts), or null. */
+function readEnum(lease: ProjectLease, name: string): string[] | null {
+  const row = lease.stmt(`SELECT labels FROM ${ENUMS} WHERE name = ?`).get(name) as { labels: string } | undefined;
+  return row ? (JSON.parse(row.labels) as string[]) : null;
+}
 
 /** One statement's result on the wire. */
 export interface QueryResult {
@@ -33,6 +41,7 @@ export interface QueryResult {
   columns: Array<{ name: string; type: string }>;
   rows: Array<Record<string, unknown>>;
   row_count: number;
+  /** Postgres' NOTICEs of the statement (docs/sql.md), when it has any. */
   notices?: string[];
 }
 
@@ -137,7 +146,7 @@ export class QueryService {
 
   async execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission): Promise<QueryResult[]> {
     const version = schemaVersion(lease, true);
-    const columns = (p: string) => this.#columns(lease, version, p);
+    const columns: SchemaLookup = Object.assign((p: string) => this.#columns(lease, version, p), { enums: (name: string) => readEnum(lease, name) });
     // note: a bad value found while translating or binding carries its SQLSTATE too (docs/sql.md "Errors").
     return this.#execute(lease, auth, sql, params, at, version, columns).catch((err: unknown) => {
       throw pgError(err) ?? err;
@@ -145,7 +154,7 @@ export class QueryService {
   }
 
   async #execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission, version: number, columns: SchemaLookup): Promise<QueryResult[]> {
-    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns));
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns), () => readViews(lease, version));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -183,7 +192,7 @@ export class QueryService {
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
-    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.grants === true || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command === 'ALTER TABLE');
+    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.grants === true || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command.startsWith('ALTER') || s.command === 'COMMENT');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
     const capture = t.readOnly ? undefined : this.#capture(lease, t);
@@ -223,7 +232,7 @@ export class QueryService {
       );
     }
     // note: a statement's notices (e.g. a GRANT that changes nothing) go beside its result.
-    return t.statements.map((s, i) => (s.notices ? { ...shape(s.command, s.columns, raw[i]!), notices: s.notices } : shape(s.command, s.columns, raw[i]!)));
+    return t.statements.map((s, i) => (s.notices?.length ? { ...shape(s.command, s.columns, raw[i]!), notices: s.notices } : shape(s.command, s.columns, raw[i]!)));
   }
 
   /** The table privileges the statements need, as recorded when the request starts (docs/sql.md "Privileges: GRANT and REVOKE"). */
@@ -341,7 +350,9 @@ export class QueryService {
         const declared = int4 ? 'int4' : typeOfDecl(col.type);
         const type = GENERIC_DECL.test(col.type) && !int4 ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
         const auto = col.dflt_value === null ? fills?.[col.name] : undefined;
-        return auto ? { name: col.name, type, pk: single && col.pk > 0, auto } : { name: col.name, type, pk: single && col.pk > 0 };
+        const en = enumOfDecl(col.type);
+        const base: ColumnType = en ? { name: col.name, type, pk: single && col.pk > 0, enum: en } : { name: col.name, type, pk: single && col.pk > 0 };
+        return auto ? { ...base, auto } : base;
       });
     }
     c.tables.set(physical, out);

@@ -8,6 +8,8 @@ type Body = Record<string, unknown>;
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 /** A body the service already serialized (rows spliced from stored JSON). */
 const jsonText = (text: string, status = 200): EdgeResponse => ({ status, bytes: text, headers: JSON_TYPE });
+/** A table's rows are read at once; a view's (docs/api.md "Views") through the SQL worker pool. */
+const textOrLater = (out: string | Promise<string>): EdgeResponse | Promise<EdgeResponse> => (typeof out === 'string' ? jsonText(out) : out.then((t) => jsonText(t)));
 
 /**
  * The database endpoints (docs/api.md "Database"). Reads need
@@ -60,7 +62,7 @@ export function dbRoutes(db: DbService): RouteDef[] {
       path: '/db/tables/:t/rows',
       auth: 'bearer?',
       scope: 'data:read',
-      handler: (r, c) => jsonText(db.list(c.project, c.auth, r.params.t!, r.query)),
+      handler: (r, c) => textOrLater(db.list(c.project, c.auth, r.params.t!, r.query)),
     }),
     route({
       method: 'POST',
@@ -83,7 +85,7 @@ export function dbRoutes(db: DbService): RouteDef[] {
       path: '/db/tables/:t/rows/:id',
       auth: 'bearer?',
       scope: 'data:read',
-      handler: (r, c) => jsonText(db.get(c.project, c.auth, r.params.t!, r.params.id!)),
+      handler: (r, c) => textOrLater(db.get(c.project, c.auth, r.params.t!, r.params.id!)),
     }),
     route({
       method: 'PATCH',

@@ -138,7 +138,8 @@ export class RpcService {
 }
 
 /** The rows API answers some reads as ready JSON text (its fast path); RPC embeds them as values. */
-const parsed = (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+// note: a view's rows come later (db.list/db.get of a view run in the SQL worker pool).
+const parsed = (v: unknown): unknown => (v instanceof Promise ? v.then(parsed) : typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
 
 const fail = (id: Id, error: RpcError): RpcResponse => ({ jsonrpc: '2.0', id, error });
 

@@ -86,6 +86,7 @@ export const catalogStore = {
     const grants = loadGrants(lease);
     for (const [name, t] of tables) t.grants = grants.get(name);
     GRANTS.set(tables, grants);
+    applyComments(lease, tables);
     cached.schemaVersion = sv;
     cached.tables = tables;
     return tables;
@@ -162,6 +163,21 @@ export const catalogStore = {
     lease.cache(CATALOG, newCatalog).tables = null;
   },
 };
+
+/** `COMMENT ON` texts (raw SQL, `_svc_meta.comments`) onto the loaded definitions. */
+function applyComments(lease: ProjectLease, tables: Map<string, TableInfo>): void {
+  if (!catalogStore.exists(lease, '_svc_meta.comments')) return;
+  for (const r of lease.stmt('SELECT tbl, col, comment FROM "_svc_meta.comments"').all() as Array<{ tbl: string; col: string; comment: string }>) {
+    const t = tables.get(r.tbl);
+    if (!t) continue;
+    if (r.col === '') t.def.comment = r.comment;
+    else {
+      const c = t.def.columns.find((x) => x.name === r.col);
+      if (c) c.comment = r.comment;
+      else (t.def.systemComments ??= {})[r.col] = r.comment;
+    }
+  }
+}
 
 function info(def: TableDef, rls: RlsState, system: boolean): TableInfo {
   return { def, cols: new Map(def.columns.map((c) => [c.name, c])), rls, system, sql: new Map() };

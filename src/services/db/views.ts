@@ -11,6 +11,10 @@ interface ColumnView {
   primary_key: boolean;
   references: { table: string; column: string; on_delete: string } | null;
   system: boolean;
+  /** `COMMENT ON COLUMN`; absent without one. */
+  comment?: string;
+  /** The enum type of a text column (`CREATE TYPE … AS ENUM`); absent otherwise. */
+  enum?: string;
 }
 
 const sys = (name: string, type: string, pk = false): ColumnView => ({
@@ -38,9 +42,13 @@ export function columnsOf(t: TableInfo): ColumnView[] {
       primary_key: false,
       references: c.references,
       system: false,
+      ...(c.comment !== undefined ? { comment: c.comment } : {}),
+      ...(c.enum ? { enum: c.enum } : {}),
     });
   }
   if (t.def.stamps !== false) out.push(sys('created_at', 'timestamptz'), sys('updated_at', 'timestamptz'));
+  const sc = t.def.systemComments;
+  if (sc) for (const c of out) if (c.system && sc[c.name] !== undefined) c.comment = sc[c.name]!;
   return out;
 }
 
@@ -51,6 +59,7 @@ export function tableView(t: TableInfo): unknown {
     columns: columnsOf(t),
     indexes: t.def.indexes,
     rls_enabled: t.rls.enabled,
+    ...(t.def.comment !== undefined ? { comment: t.def.comment } : {}),
     system: t.system,
     created_at: t.def.created_at,
   };
@@ -76,8 +85,9 @@ export function schemaGraph(tables: TableInfo[]): unknown {
       schema: 'public',
       type: t.def.kind,
       primary_key: ['id'],
-      columns: columnsOf(t).map((c) => ({ name: c.name, type: c.type, nullable: c.nullable, primary_key: c.primary_key })),
+      columns: columnsOf(t).map((c) => ({ name: c.name, type: c.type, nullable: c.nullable, primary_key: c.primary_key, ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.enum ? { enum: c.enum } : {}) })),
       rls_enabled: t.rls.enabled,
+      ...(t.def.comment !== undefined ? { comment: t.def.comment } : {}),
     })),
     edges,
   };

@@ -1,5 +1,5 @@
 import type { ProjectLease } from '../../project/registry.js';
-import { violationError } from '../../sql/pg/violations.js';
+import { pgError, violationError } from '../../sql/pg/violations.js';
 import { fromCatalogType, type ColumnType } from '../../sql/pg/types.js';
 import { systemColumns, type TableInfo } from '../../sql/table-model.js';
 import { violationFacts } from '../../sql/worker/violation-facts.js';
@@ -14,6 +14,8 @@ export function writeRows<R>(lease: ProjectLease, t: TableInfo, sql: string, par
     return lease.stmt(sql).all(...params) as R[];
   } catch (err) {
     const code = (err as { code?: unknown }).code;
+    // note: a bad value a trigger refuses (an enum column's, docs/sql.md "Enum types") reads as through SQL.
+    if (code === 'SQLITE_CONSTRAINT_TRIGGER') throw pgError(err) ?? err;
     if (typeof code !== 'string' || !code.startsWith('SQLITE_CONSTRAINT_') || !lease.db.inTransaction) throw err;
     let facts = null;
     try {

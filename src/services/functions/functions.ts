@@ -336,10 +336,10 @@ export class FunctionsService {
         switch (op) {
           case 'db.list':
             requireScope(caller.scopes, 'data:read');
-            return parsed(db.list(lease, caller, str(p.table, 'table'), listQuery(p.query)));
+            return parsed(await db.list(lease, caller, str(p.table, 'table'), listQuery(p.query)));
           case 'db.get':
             requireScope(caller.scopes, 'data:read');
-            return parsed(db.get(lease, caller, str(p.table, 'table'), rowId(p.id)));
+            return parsed(await db.get(lease, caller, str(p.table, 'table'), rowId(p.id)));
           case 'db.insert':
             requireScope(caller.scopes, 'data:write');
             return parsed(db.insert(lease, caller, str(p.table, 'table'), { data: p.data }));

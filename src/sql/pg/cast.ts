@@ -1,6 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteLiteral } from '../quote.js';
 import { type PgType, pgTypeOf, typeNameOf } from './types.js';
+import { enumCast } from './types-ddl.js';
 import { type Emitter, type Expr, type Node, type Source, literalText, typeLabel, unsupported } from './emit.js';
 
 /** Casts (`x::t`, typed literals) and type modifiers. Free functions over the Emitter (emit.ts), one room of the emitter. */
@@ -79,7 +80,11 @@ export function emitCast(em: Emitter, n: Node, scope: Source[]): Expr {
   if (!target || (n.target as Node[]).length !== 1) throw unsupported('this cast');
   const typeName = typeNameOf(target);
   const to = pgTypeOf(typeName);
-  if (!to) throw unsupported(`type ${typeName.toLowerCase()}`);
+  if (!to) {
+    const en = enumCast(em, typeName, em.expr(n.expr as Node, scope));
+    if (en) return en;
+    throw unsupported(`type ${typeName.toLowerCase()}`);
+  }
   const e = em.expr(n.expr as Node, scope);
   return emitTypmod(em, emitCastTo(em, e, to), target);
 }

@@ -8,6 +8,7 @@ import { emitAggregate, emitCase, emitExtract, emitFunction, emitFunctionCore, e
 import { emitBinary, emitUnary } from './ops.js';
 import { emitCast, emitCastTo, emitInterval } from './cast.js';
 import { emitOrderLimit, emitSelectCore } from './query-parts.js';
+import type { ViewCatalog } from './views.js';
 /**
  * Emits SQLite from the emitter's tree (lowered from PostgreSQL's parse tree by lower.ts),
  * from an allowlist: every node type and function has a translation (this file: names,
@@ -65,6 +66,8 @@ export interface EmitOptions {
   readable?: (physical: string) => boolean;
   /** The project's tables for the introspection views (introspect.ts); without it they are empty. */
   introspect?: Introspect;
+  /** The project's views (views.ts): a FROM item naming one reads its SELECT; any other use is refused. */
+  views?: ViewCatalog;
 }
 
 export class Emitter {
@@ -115,6 +118,7 @@ export class Emitter {
     }
     const p = physicalName(schema, name);
     if (p === null) throw unsupported(schema ? `schema "${schema}" or table name "${name}"` : `table name "${name}"`);
+    if (this.opts.views?.().has(p)) throw new EdgeError('invalid_request', `"${p}" is a view, not a table`, { details: { sqlstate: '42809' } });
     return p;
   }
 

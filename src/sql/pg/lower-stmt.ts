@@ -3,6 +3,8 @@ import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
 import { tokens, type ParsedStatement } from './parse.js';
 import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
+import { lowerTypeStmt } from './types-ddl-lower.js';
+import { lowerDropView, lowerView } from './views.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -57,6 +59,12 @@ export function lowerStatement(s: ParsedStatement): Node {
       return lowerGrant(f);
     case 'AlterDefaultPrivilegesStmt':
       return lowerDefaultPrivileges(f);
+    case 'CreateEnumStmt':
+    case 'AlterEnumStmt':
+    case 'CommentStmt':
+      return lowerTypeStmt(k, f);
+    case 'ViewStmt':
+      return lowerView(f, s.text);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -65,9 +73,6 @@ export function lowerStatement(s: ParsedStatement): Node {
 const NAMES: Record<string, string> = {
   ViewStmt: 'CREATE VIEW',
   CreateTrigStmt: 'CREATE TRIGGER',
-  CreateEnumStmt: 'CREATE TYPE … AS ENUM',
-  AlterEnumStmt: 'ALTER TYPE',
-  CommentStmt: 'COMMENT ON',
   DoStmt: 'DO',
   AlterPolicyStmt: 'ALTER POLICY',
   ExplainStmt: 'EXPLAIN',
@@ -293,10 +298,11 @@ function createIndex(f: Record<string, unknown>): Node {
     where: f.whereClause ? lowerExpr(f.whereClause) : null,
     index_columns: list(f.indexParams).map((p) => {
       const [, pf] = kind(p);
-      only('an index column', pf, 'name,expr,ordering,nulls_ordering');
+      only('an index column', pf, 'name,expr,ordering,nulls_ordering,opclass');
       if (pf.nulls_ordering && pf.nulls_ordering !== 'SORTBY_NULLS_DEFAULT') throw unsupported('NULLS FIRST/LAST in an index');
       const dir = pf.ordering === 'SORTBY_DESC' ? 'DESC' : null;
       const e: Node = pf.name ? { type: 'column_ref', column: String(pf.name) } : lowerExpr(pf.expr);
+      if (list(pf.opclass).length) e.pe_opclass = list(pf.opclass).map(str).join('.');
       return dir ? { ...e, order_by: dir } : e;
     }),
   };
@@ -354,7 +360,9 @@ function drop(f: Record<string, unknown>): Node {
     if (parts.length > 2) throw unsupported(`the name ${parts.join('.')}`);
     return parts.length === 2 ? { db: parts[0], table: parts[1] } : { db: null, table: parts[0] };
   };
+  if (f.removeType === 'OBJECT_VIEW') return lowerDropView(f);
   if (f.removeType === 'OBJECT_TABLE') return { type: 'drop', keyword: 'table', prefix, name: names.map((p) => ({ ...qualified(p), as: cascade })) };
+  if (f.removeType === 'OBJECT_TYPE') return lowerTypeStmt('DropType', f);
   if (f.removeType === 'OBJECT_INDEX') {
     if (cascade) throw unsupported('DROP INDEX … CASCADE');
     return { type: 'drop', keyword: 'index', prefix, name: names.map((p) => ({ type: 'column_ref', ...((q) => ({ table: q.db, column: q.table }))(qualified(p)) })) };

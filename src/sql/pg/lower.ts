@@ -53,7 +53,7 @@ const text = (s: string): Node => ({ type: 'single_quote_string', value: s.repla
 /** A type name → the emitter's type node (`dataType` upper case, `length`/`scale` from the modifiers). */
 export function typeNode(t: Record<string, unknown>): Node {
   let names = list(t.names).map(str);
-  if (names.length === 2 && names[0] === 'pg_catalog') names = names.slice(1);
+  if (names.length === 2 && (names[0] === 'pg_catalog' || names[0] === 'public')) names = names.slice(1);
   if (names.length !== 1) throw unsupported(`type ${names.join('.')}`);
   if (t.setof || t.pct_type) throw unsupported(`type ${names[0]} with SETOF or %TYPE`);
   const mods = list(t.typmods).map((m) => {

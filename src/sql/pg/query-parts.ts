@@ -1,7 +1,9 @@
 import { EdgeError } from '../../core/errors.js';
+import { enumOrderKey } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { tableFunction } from './from-functions.js';
+import { viewFrom } from './views.js';
 import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, checkKeys, columnName, tickCall, unsupported } from './emit.js';
 
 /** The parts of a query: select core, VALUES, grouping, DISTINCT ON, ORDER BY, LIMIT, *, FROM items and joins. Free functions over the Emitter (emit.ts), one room of the emitter. */
@@ -173,6 +175,8 @@ export function emitOrderExpr(em: Emitter, e: Node, scope: Source[], columns: Co
     // note: an interval is shown as text; it sorts by its length in time (pe_interval_key), as in Postgres.
     if (a && !em._resolve(null, name, scope)) return a.type === 'interval' ? em._fn('pe_interval_key', quoteIdent(name)) : quoteIdent(name);
   }
+  const byLabel = enumOrderKey(em, e, scope);
+  if (byLabel) return byLabel;
   const x = em.expr(e, scope);
   return x.type === 'interval' ? em._fn('pe_interval_key', x.sql) : x.sql;
 }
@@ -298,6 +302,8 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[]): { text: st
       }
     }
   }
+  const view = viewFrom(em, it.db, plain, asName);
+  if (view) return view;
   const phys = em.physical(it.db, it.table, true);
   const alias = asName ?? plain;
   const ref = em.tableRef(phys);

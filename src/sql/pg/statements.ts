@@ -4,6 +4,8 @@ import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type E
 import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
 import { grantStatement } from './grant.js';
+import { typeStatement } from './types-ddl.js';
+import { createView, dropView, refuseViewWrite, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -15,7 +17,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW';
 
 export interface Statement {
   command: Command;
@@ -44,8 +46,12 @@ export interface Statement {
   rls?: { table: string; enable: boolean };
   /** GRANT/REVOKE (grant.ts): it writes the privileges the catalog caches, which then reloads. */
   grants?: true;
-  /** What the caller should know (e.g. a statement accepted that changes nothing), in the result's `notices`. */
+  /** Postgres' NOTICEs of the statement (what it did instead, what it skipped), answered as `notices`. */
   notices?: string[];
+  /** CREATE/ALTER/DROP TYPE: the enum's labels afterwards (null: dropped), for later statements of the script. */
+  enumEffect?: { name: string; labels: string[] | null };
+  /** CREATE/DROP VIEW, DROP TABLE … CASCADE: the views made or dropped (views.ts), seen by later statements of the script. */
+  views?: ViewEffect;
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -69,6 +75,7 @@ export const POLICY_WRITE = `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies
   ON CONFLICT (tbl) DO UPDATE SET policies = excluded.policies, compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`;
 
 export function statement(n: Node, em: Emitter): Statement {
+  refuseViewWrite(n, em);
   switch (n.type) {
     case 'select': {
       const s = em.select(n);
@@ -97,7 +104,13 @@ export function statement(n: Node, em: Emitter): Statement {
       return createPolicy(n, em);
     case 'pe_grant':
       return grantStatement(n, em);
+    case 'pe_view':
+      return createView(n, em);
+    case 'pe_drop_view':
+      return dropView(n, em);
   }
+  const typed = typeStatement(n, em);
+  if (typed) return typed;
   throw unsupported(`${String(n.type ?? 'this').toUpperCase()} statements`);
 }
 

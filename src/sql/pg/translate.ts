@@ -10,6 +10,7 @@ import { statement, type Statement } from './statements.js';
 import { statementPrivileges } from './privileges.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
+import { applyViewEffect, type StoredView, type ViewCatalog } from './views.js';
 
 
 /** A translated script: its statements and the caller parameters it uses. */
@@ -57,10 +58,10 @@ const MAX_CACHED_SQL = 16 * 1024;
  * `cacheKey` + SQL text; the key must change whenever the schema does (the caller
  * passes project id and SQLite's schema_version).
  */
-export function translate(sql: string, schema: SchemaLookup, cacheKey: string, introspect?: Introspect): Translation {
+export function translate(sql: string, schema: SchemaLookup, cacheKey: string, introspect?: Introspect, views?: ViewCatalog): Translation {
   const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
-  const t = translateUncached(sql, schema, introspect);
+  const t = translateUncached(sql, schema, introspect, views);
   cache.set(sql, cacheKey, t);
   return t;
 }
@@ -68,9 +69,9 @@ export function translate(sql: string, schema: SchemaLookup, cacheKey: string, i
 /** A cached translation, or undefined (no parsing: the synchronous fast path of query.ts). */
 export const cachedTranslation = (sql: string, cacheKey: string): Translation | undefined => cache.get(sql, cacheKey);
 
-export function translateUncached(sql: string, schema: SchemaLookup, introspect?: Introspect): Translation {
+export function translateUncached(sql: string, schema: SchemaLookup, introspect?: Introspect, views?: ViewCatalog): Translation {
   checkSql(sql);
-  return fromStatements(sql, parseScript(sql), schema, introspect);
+  return fromStatements(sql, parseScript(sql), schema, introspect, views);
 }
 
 /** SQL up to this length is parsed on the main thread (about 0.1 ms a line); longer in the worker pool. */
@@ -81,7 +82,7 @@ export const MAIN_THREAD_PARSE = 4 * 1024;
  * libpg-query's raw result as JSON text, or its raw syntax error), so a 256 KB script does not block the
  * main thread. Cached like translate().
  */
-export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect): Promise<Translation> {
+export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect, views?: ViewCatalog): Promise<Translation> {
   const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
   checkSql(sql);
@@ -104,7 +105,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
     }
     stmts = statementsOf(sql, tree);
   }
-  const t = fromStatements(sql, stmts, schema, introspect);
+  const t = fromStatements(sql, stmts, schema, introspect, views);
   cache.set(sql, cacheKey, t);
   return t;
 }
@@ -140,11 +141,11 @@ export function statementKeywords(sql: string): string[] {
  * The statements as the emitter's nodes. A statement the emitter refuses names itself when
  * the script has several (details.statement, its index, and its first line).
  */
-function fromStatements(sql: string, stmts: ParsedStatement[], schema: SchemaLookup, introspect?: Introspect): Translation {
+function fromStatements(sql: string, stmts: ParsedStatement[], schema: SchemaLookup, introspect?: Introspect, views?: ViewCatalog): Translation {
   if (stmts.length > MAX_STATEMENTS) throw unsupported(`more than ${MAX_STATEMENTS} statements in one request`);
   const nodes: Node[] = [];
   for (const s of stmts) nodes.push(named(stmts.length, s, () => lowerStatement(s)));
-  return fromAst(nodes, schema, introspect, stmts.length > 1 ? stmts : null);
+  return fromAst(nodes, schema, introspect, stmts.length > 1 ? stmts : null, views);
 }
 
 /** Runs `fn`; an EdgeError it throws gets the statement's index and first line when the script has several. */
@@ -163,22 +164,30 @@ function named<T>(count: number, s: ParsedStatement, fn: () => T): T {
   }
 }
 
-function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | undefined, stmts: ParsedStatement[] | null): Translation {
+function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | undefined, stmts: ParsedStatement[] | null, views?: ViewCatalog): Translation {
   if (nodes.length === 0) throw new EdgeError('invalid_field', 'sql: contains no statement', { details: { field: 'sql' } });
   // note: later statements of a script see the tables earlier ones create, alter or drop.
   const overrides = new Map<string, ColumnType[] | null>();
-  const view: SchemaLookup = (p) => (overrides.has(p) ? overrides.get(p)! : schema(p));
+  const enumOverrides = new Map<string, string[] | null>();
+  const view: SchemaLookup = Object.assign((p: string) => (overrides.has(p) ? overrides.get(p)! : schema(p)), {
+    enums: (name: string) => (enumOverrides.has(name) ? enumOverrides.get(name)! : (schema.enums?.(name) ?? null)),
+  });
+  // note: the views later statements see, with the script's own CREATE/DROP VIEW applied (views.ts).
+  let viewMap: Map<string, StoredView> | null = null;
+  const viewsNow: ViewCatalog = () => (viewMap ??= new Map(views?.() ?? []));
   const statements: Statement[] = [];
   const tables = new Set<string>();
   const privileges = new Map<string, number>();
   let maxParam = 0;
   for (const [i, n] of nodes.entries()) {
-    const em = new Emitter(introspect ? { schema: view, introspect } : { schema: view });
+    const em = new Emitter(introspect ? { schema: view, introspect, views: viewsNow } : { schema: view, views: viewsNow });
     const s = stmts ? named(stmts.length, stmts[i]!, () => statement(n, em)) : statement(n, em);
     statements.push(s);
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
     for (const p of em.params) maxParam = Math.max(maxParam, p);
+    if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
+    if (s.views) applyViewEffect(viewsNow(), s.views);
     if (s.effect) {
       if (s.command === 'DROP TABLE') overrides.set(s.effect.table, null);
       else overrides.set(s.effect.table, s.effect.columns);

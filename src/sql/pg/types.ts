@@ -36,10 +36,15 @@ export interface ColumnType {
    * leaves it out; `touch` the same, and also on every UPDATE that does not set it.
    */
   auto?: 'uuid' | 'now' | 'touch';
+  /** The enum type of a text column declared with one (types-ddl.ts). */
+  enum?: string;
 }
 
 /** Reads a physical table's columns (in physical order); null when the table does not exist. */
-export type SchemaLookup = (physical: string) => ColumnType[] | null;
+export type SchemaLookup = ((physical: string) => ColumnType[] | null) & {
+  /** An enum type's labels in declaration order, or null when there is none (types-ddl.ts). */
+  enums?: (name: string) => string[] | null;
+};
 
 /** A Postgres type name as written in SQL (upper-cased by the parser) → our type, or null when unsupported. */
 /**
@@ -138,6 +143,7 @@ export const DECLTYPE: Record<Exclude<PgType, 'interval' | 'unknown'>, string> =
 export function typeOfDecl(decl: string | null | undefined): PgType | null {
   if (!decl) return null;
   const u = decl.toUpperCase();
+  if (u.startsWith('TEXT_ENUM_')) return 'text';
   switch (u) {
     case 'BOOLEAN':
       return 'bool';

@@ -42,6 +42,7 @@ export function valueErrorState(message: string): string | null {
   if (/^division by zero/.test(message)) return '22012';
   if (/^value too long for type /.test(message)) return '22001';
   if (/^unit ".*" not recognized|^cannot get array length/.test(message)) return '22023';
+  if (/^cannot drop type .* because other objects depend on it/.test(message)) return '2BP01';
   if (/^cannot insert a non-DEFAULT value into column|can only be updated to DEFAULT$/.test(message)) return '428C9';
   return null;
 }

@@ -1,0 +1,47 @@
+import type { ProjectLease } from '../../project/registry.js';
+import type { StoredView } from '../../sql/pg/views.js';
+import type { ColumnType } from '../../sql/pg/types.js';
+
+/**
+ * The view catalog (`_svc_meta.views`, schema/project/0016_views.sql) of one project, read once
+ * per SQLite schema version: every CREATE/DROP VIEW also creates or drops SQLite's placeholder
+ * view (src/sql/pg/views.ts), which changes the schema version.
+ */
+interface Cached {
+  version: number;
+  views: Map<string, StoredView>;
+  created: Map<string, string>;
+}
+const VIEWS = 'db.views';
+const empty = (): Cached => ({ version: Number.NaN, views: new Map(), created: new Map() });
+
+export function readViews(lease: ProjectLease, version: number): Map<string, StoredView> {
+  return cached(lease, version).views;
+}
+
+/** When each view was made (for /db/schema and /db/tables). */
+export function viewCreatedAt(lease: ProjectLease, version: number, name: string): string | null {
+  return cached(lease, version).created.get(name) ?? null;
+}
+
+function cached(lease: ProjectLease, version: number): Cached {
+  const c = lease.cache(VIEWS, empty);
+  if (c.version === version) return c;
+  const views = new Map<string, StoredView>();
+  const created = new Map<string, string>();
+  const rows = lease.stmt('SELECT name, definition, columns, deps, created_at FROM "_svc_meta.views" ORDER BY name').all() as Array<{
+    name: string;
+    definition: string;
+    columns: string;
+    deps: string;
+    created_at: string;
+  }>;
+  for (const r of rows) {
+    views.set(r.name, { name: r.name, definition: r.definition, columns: JSON.parse(r.columns) as ColumnType[], deps: JSON.parse(r.deps) as string[] });
+    created.set(r.name, r.created_at);
+  }
+  c.version = version;
+  c.views = views;
+  c.created = created;
+  return c;
+}
