@@ -12,15 +12,14 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //   02_user_profiles.sql   CREATE FUNCTION … LANGUAGE plpgsql + CREATE TRIGGER on auth.users
 //                          (handle_new_user) and `create table profiles` adopting the built-in one
 //   03_organizations.sql   policies with exists (…)
-//   04_blog.sql            CREATE TYPE … AS ENUM, COMMENT ON, CREATE VIEW
 //   05_chat.sql            CREATE INDEX … USING gin, policies with exists / in (select …), and a
 //                          bare boolean column in a policy (`not is_private`)
 //   07_expenses.sql        `default auth.uid()` in CREATE TABLE (refused on purpose today)
 //   09_notes.sql           PL/pgSQL trigger function + CREATE TRIGGER (set_updated_at)
-//   10_feature_votes.sql   CREATE [OR REPLACE] VIEW, COMMENT ON VIEW
+//   10_feature_votes.sql   COMMENT ON VIEW (COMMENT ON takes tables and columns only)
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
 //   13_recipes.sql         policies with exists (…)
-// (runs: 01_todos, 06_inventory, 08_events, 12_bookmarks, 14_habits, 15_shared_lists)
+// (runs: 01_todos, 04_blog, 06_inventory, 08_events, 12_bookmarks, 14_habits, 15_shared_lists)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -154,6 +153,84 @@ describe('01_todos.sql: Supabase quickstart todo list', () => {
       { task: 'buy milk', is_complete: true },
       { task: 'walk the dog', is_complete: false },
     ]);
+  });
+});
+
+describe('04_blog.sql: posts with a status enum, comments, a published_posts view', () => {
+  let app: App;
+  let hello: string;
+  let draft: string;
+  let bobs: string;
+  beforeAll(async () => {
+    app = await migrate('04_blog.sql');
+  });
+
+  it('authors write posts; the enum takes its labels only', async () => {
+    const { alice, bob } = app;
+    const h = await app.insert('posts', { author_id: alice.id, title: 'Hello world', slug: 'hello-world', body: 'First!', status: 'published', published_at: '2030-01-01T09:00:00Z' }, alice);
+    expect(h.status, h.text).toBe(201);
+    expect(h.body.data).toMatchObject({ title: 'Hello world', status: 'published', published_at: '2030-01-01T09:00:00.000Z' });
+    hello = h.body.id;
+    const d = await app.gql('mutation($a: UUID!) { insert_posts(object: {author_id: $a, title: "Work in progress", slug: "wip"}) { id status body } }', alice, { a: alice.id });
+    expect(d.body.errors, d.text).toBeUndefined();
+    expect(d.body.data.insert_posts).toMatchObject({ status: 'draft', body: '' });
+    draft = d.body.data.insert_posts.id;
+    const b = await app.insert('posts', { author_id: bob.id, title: 'Bob writes', slug: 'bob-writes', status: 'published', published_at: '2030-02-01T09:00:00Z' }, bob);
+    expect(b.status, b.text).toBe(201);
+    bobs = b.body.id;
+    const bad = await app.insert('posts', { author_id: alice.id, title: 'Secret', slug: 'secret', status: 'secret' }, alice);
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.error.message).toBe('invalid input value for enum post_status: "secret"');
+    const badSql = await app.call('POST', '/db/query', { sql: `update posts set status = 'deleted' where slug = 'wip'` }, 'service');
+    expect(badSql.status).toBe(400);
+    expect(badSql.body.error.details.sqlstate).toBe('22P02');
+    expect(await app.sql(`select 'archived'::post_status as s`, 'service')).toEqual([{ s: 'archived' }]);
+    expect(failed(await app.insert('posts', { author_id: alice.id, title: 'Dup', slug: 'hello-world' }, alice), 409, 'conflict').message)
+      .toBe('duplicate key value violates unique constraint "posts_slug_key"');
+    failed(await app.insert('posts', { author_id: alice.id, title: 'Forged', slug: 'forged' }, bob), 403, 'rls_denied');
+  });
+
+  it('drafts are visible to their author only; only the author edits', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('posts', alice, '?order=slug')).map((r) => r.data.slug)).toEqual(['bob-writes', 'hello-world', 'wip']);
+    expect((await app.list('posts', bob, '?order=slug')).map((r) => r.data.slug)).toEqual(['bob-writes', 'hello-world']);
+    expect((await app.list('posts', 'anon', '?order=slug')).map((r) => r.data.slug)).toEqual(['bob-writes', 'hello-world']);
+    expect((await app.call('GET', `/db/tables/posts/rows/${draft}`, undefined, bob)).status).toBe(404);
+    failed(await app.call('PATCH', `/db/tables/posts/rows/${hello}`, { data: { title: 'Hijacked' } }, bob), 403, 'rls_denied');
+    expect(await app.sql(`select slug, status from posts where status <> 'archived' order by slug`, bob)).toEqual([
+      { slug: 'bob-writes', status: 'published' },
+      { slug: 'hello-world', status: 'published' },
+    ]);
+  });
+
+  it('comments and the published_posts view, read as each caller', async () => {
+    const { alice, bob } = app;
+    const c = await app.gql('mutation($p: UUID!, $a: UUID!) { insert_comments(object: {post_id: $p, author_id: $a, body: "Nice post"}) { id body } }', bob, { p: hello, a: bob.id });
+    expect(c.body).toEqual({ data: { insert_comments: { id: '1', body: 'Nice post' } } });
+    expect((await app.insert('comments', { post_id: hello, author_id: alice.id, body: 'Thanks!' }, alice)).status).toBe(201);
+    failed(await app.insert('comments', { post_id: hello, author_id: alice.id, body: 'anon' }, 'anon'), 403, 'rls_denied');
+    expect(failed(await app.insert('comments', { post_id: hello, author_id: alice.id, body: '' }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "comments" violates check constraint "comments_body_check"');
+    const view = 'select title, slug, comment_count from published_posts order by published_at desc';
+    expect(await app.sql(view, 'anon')).toEqual([
+      { title: 'Bob writes', slug: 'bob-writes', comment_count: 0 },
+      { title: 'Hello world', slug: 'hello-world', comment_count: 2 },
+    ]);
+    expect((await app.gql('{ published_posts(order: "slug.asc") { slug comment_count } }', bob)).body).toEqual({ data: { published_posts: [
+      { slug: 'bob-writes', comment_count: 0 },
+      { slug: 'hello-world', comment_count: 2 },
+    ] } });
+    // publishing the draft puts it in the view, for everyone
+    expect((await app.call('PATCH', `/db/tables/posts/rows/${draft}`, { data: { status: 'published', published_at: '2030-03-01T00:00:00Z' } }, alice)).status).toBe(200);
+    expect((await app.list('published_posts', bob, '?order=published_at.desc')).map((r) => r.data.slug)).toEqual(['wip', 'bob-writes', 'hello-world']);
+    expect(await app.sql(`select count(*) as n from published_posts where author_id = $1`, 'anon', [alice.id])).toEqual([{ n: 2 }]);
+    expect(bobs).toBeTruthy();
+  });
+
+  it('the comments are kept and shown as descriptions', async () => {
+    const t = await app.gql('{ __type(name: "posts") { description fields { name description } } }', app.alice);
+    expect(t.body.data.__type.description).toBe('Blog posts. Drafts are visible to their author only.');
+    expect(t.body.data.__type.fields.find((f: { name: string }) => f.name === 'status').description).toContain('draft, published or archived');
   });
 });
 
@@ -432,6 +509,32 @@ describe('what the migrations need of policies', () => {
     expect(await app.sql('select body from inbox order by body', alice)).toEqual([{ body: 'a to b' }]);
     expect(await app.sql('select body from inbox order by body', bob)).toEqual([{ body: 'a to b' }, { body: 'b to c' }]);
     expect(await app.list('inbox', 'anon')).toEqual([]);
+  });
+});
+
+describe('what the migrations need of views', () => {
+  it('GRANT and REVOKE name a view (04_blog.sql, 10_feature_votes.sql), and reading it needs SELECT on it', async () => {
+    const app = new App(s.createProject('view_grants'));
+    const run = async (sql: string) => {
+      const r = await app.call('POST', '/db/query', { sql }, 'service');
+      expect(r.status, `${sql}: ${r.text}`).toBe(200);
+    };
+    await run(`create table scores (id uuid primary key default gen_random_uuid(), n int not null);
+      insert into scores (n) values (1), (2);
+      create view public.totals with (security_invoker = on) as select count(*) as rows, sum(n) as total from scores;
+      revoke all on public.totals from anon;
+      grant select on public.totals to authenticated;`);
+    const user = await app.signUp('viewer@example.com');
+    expect(await app.sql('select rows, total from totals', user)).toEqual([{ rows: 2, total: 3 }]);
+    expect((await app.gql('{ totals { total } }', user)).body).toEqual({ data: { totals: [{ total: 3 }] } });
+    const denied = await app.call('POST', '/db/query', { sql: 'select * from totals' }, 'anon');
+    expect(denied.status, denied.text).toBe(403);
+    expect(denied.body.error).toMatchObject({ code: 'forbidden', details: { sqlstate: '42501', table: 'totals' } });
+    expect((await app.call('GET', '/db/tables/totals/rows', undefined, 'anon')).status).toBe(403);
+    // its table stays readable to anon, and granting back opens the view again
+    expect(await app.sql('select count(*) as n from scores', 'anon')).toEqual([{ n: 2 }]);
+    await run('grant select on totals to anon');
+    expect(await app.sql('select total from totals', 'anon')).toEqual([{ total: 3 }]);
   });
 });
 

@@ -115,6 +115,13 @@ export function grantStatement(n: Node, em: Emitter): Statement {
   const steps: Step[] = [];
   const names: string[] = [];
   for (const t of n.tables as Node[]) {
+    // note: a view's privileges are kept like a table's (a read of the view needs SELECT on it).
+    const schema = typeof t.db === 'string' && t.db !== '' ? t.db.toLowerCase() : null;
+    const view = typeof t.table === 'string' && (schema === null || schema === 'public') ? t.table.toLowerCase() : null;
+    if (view !== null && em.opts.views?.().has(view)) {
+      names.push(view);
+      continue;
+    }
     const phys = em.physical(t.db, t.table, true);
     if (phys === AUTH_USERS || isIntrospectionView(phys)) throw unsupported(`privileges on ${phys} (only the service role reads it)`);
     if (em.opts.schema(phys) === null) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`, { details: { sqlstate: '42P01' } });

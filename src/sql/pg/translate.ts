@@ -10,7 +10,8 @@ import { statement, type Statement } from './statements.js';
 import { statementPrivileges } from './privileges.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
-import { applyViewEffect, type StoredView, type ViewCatalog } from './views.js';
+import { applyViewEffect, viewsRead, type StoredView, type ViewCatalog } from './views.js';
+import { SELECT } from '../grants.js';
 
 
 /** A translated script: its statements and the caller parameters it uses. */
@@ -185,6 +186,10 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
     statements.push(s);
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
+    // note: a view read needs SELECT on the view too (its tables are checked as the caller's, security_invoker).
+    if (s.command === 'SELECT' || s.command === 'INSERT' || s.command === 'UPDATE' || s.command === 'DELETE') {
+      for (const v of viewsRead(em)) privileges.set(v, (privileges.get(v) ?? 0) | SELECT);
+    }
     for (const p of em.params) maxParam = Math.max(maxParam, p);
     if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
     if (s.views) applyViewEffect(viewsNow(), s.views);

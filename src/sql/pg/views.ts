@@ -110,6 +110,9 @@ const stateOf = (em: Emitter) => {
   return s;
 };
 
+/** Every view this emitter expanded (a statement needs SELECT on each, as in Postgres). */
+export const viewsRead = (em: Emitter): ReadonlySet<string> => stateOf(em).read;
+
 /** The view `name` (of schema `db`, public or none) if there is one: its SQL and columns as a FROM item of alias `as`. */
 export function viewFrom(em: Emitter, db: unknown, name: string, as: string | null): { text: string; source: { alias: string; columns: ColumnType[] } } | null {
   const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
