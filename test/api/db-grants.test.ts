@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call as callAs, deploy, invoke, type Answer } from '../helpers/functions.js';
-import { openEventSource, openRtSocket } from '../helpers/realtime.js';
+import { openEventSource, openRtSocket, restartTestServer } from '../helpers/realtime.js';
 
 // GRANT/REVOKE of table privileges through POST /db/query, as a Supabase migration writes them,
 // enforced on every path for anon (publishable key), authenticated (a user's token) and
@@ -130,9 +132,18 @@ describe('defaults and the statements themselves', () => {
     const missing = await sql('revoke select on nowhere from anon');
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatchObject({ code: 'invalid_request', message: 'relation "nowhere" does not exist', details: { sqlstate: '42P01' } });
-    const opt = await sql('grant select on notes to anon with grant option');
-    expect(opt.status).toBe(400);
-    expect(opt.body.error.code).toBe('unsupported_sql');
+    for (const [text, construct] of [
+      ['grant select on notes to anon with grant option', 'WITH GRANT OPTION'],
+      ['revoke grant option for select on notes from anon', 'REVOKE GRANT OPTION FOR'],
+      ['grant select on notes to anon granted by postgres', 'GRANTED BY'],
+      ['grant select on all tables in schema auth to anon', 'schema "auth"'],
+      ['grant select on auth.users to anon', 'privileges on auth.users'],
+    ]) {
+      const r = await sql(text!);
+      expect(r.status, text).toBe(400);
+      expect(r.body.error.code).toBe('unsupported_sql');
+      expect(r.body.error.details.construct).toContain(construct);
+    }
     // note: the refused statement was last in a script: the revoke before it did not happen either.
     const script = await sql('revoke select on notes from anon; revoke select (title) on notes from anon');
     expect(script.status).toBe(400);
@@ -364,5 +375,33 @@ describe('realtime', () => {
       es.close();
       await ok(`delete from notes where title in ('unseen', 'seen')`);
     }
+  });
+});
+
+/** Reads the project's SQLite file directly (read-only, beside the running server). */
+function readProjectDb<T>(read: (db: Database.Database) => T): T {
+  const db = new Database(join(s.dataDir, 'projects', s.projectId, 'project.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+describe('recorded in the project file', () => {
+  it('privileges survive a restart; only the differences from the defaults are stored', async () => {
+    await ok('revoke select, delete on secrets from anon; revoke insert on books from service_role');
+    s = await restartTestServer(s);
+    denied(await call('GET', '/db/tables/secrets/rows', undefined, anon()), 'secrets');
+    expect((await call('GET', '/db/tables/secrets/rows', undefined, authed())).status).toBe(200);
+    denied(await call('POST', '/db/tables/books/rows', { data: { title: 'no' } }, svc()), 'books');
+    const stored = readProjectDb((db) => db.prepare('SELECT tbl, grantee, privileges FROM "_svc_meta.grants" ORDER BY tbl, grantee').all());
+    expect(stored).toEqual([
+      { tbl: 'books', grantee: 'service_role', privileges: 13 },
+      { tbl: 'secrets', grantee: 'anon', privileges: 6 },
+    ]);
+    await ok('grant all on secrets to anon; grant insert on books to service_role');
+    expect(readProjectDb((db) => db.prepare('SELECT count(*) AS n FROM "_svc_meta.grants"').get())).toEqual({ n: 0 });
+    expect((await call('GET', '/db/tables/secrets/rows', undefined, anon())).status).toBe(200);
   });
 });

@@ -27,13 +27,8 @@ import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { pgError } from '../../sql/pg/violations.js';
 import { requirePrivileges } from '../../sql/grants.js';
-import { ENUMS, enumOfDecl } from '../../sql/pg/types-ddl.js';
-
-/** An enum type's labels (types-ddl.ts), or null. */
-function readEnum(lease: ProjectLease, name: string): string[] | null {
-  const row = lease.stmt(`SELECT labels FROM ${ENUMS} WHERE name = ?`).get(name) as { labels: string } | undefined;
-  return row ? (JSON.parse(row.labels) as string[]) : null;
-}
+import { enumOfDecl } from '../../sql/pg/types-ddl.js';
+import { readEnum } from './enum-store.js';
 
 /** One statement's result on the wire. */
 export interface QueryResult {

@@ -35,8 +35,10 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The emitter's node of a `GrantStmt` (lower-stmt.ts). */
 export function lowerGrant(f: Record<string, unknown>): Node {
-  only('GRANT', f, 'is_grant,targtype,objtype,objects,privileges,grantees,behavior');
   const word = f.is_grant === true ? 'GRANT' : 'REVOKE';
+  if (f.grant_option === true) throw unsupported(word === 'GRANT' ? 'WITH GRANT OPTION (only the service role grants here)' : 'REVOKE GRANT OPTION FOR');
+  if (f.grantor) throw unsupported('GRANTED BY');
+  only(word, f, 'is_grant,targtype,objtype,objects,privileges,grantees,behavior');
   const notices: string[] = [];
   const objtype = String(f.objtype);
   if (objtype !== 'OBJECT_TABLE') {
