@@ -16,10 +16,9 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //                          bare boolean column in a policy (`not is_private`)
 //   07_expenses.sql        `default auth.uid()` in CREATE TABLE (refused on purpose today)
 //   09_notes.sql           PL/pgSQL trigger function + CREATE TRIGGER (set_updated_at)
-//   10_feature_votes.sql   COMMENT ON VIEW (COMMENT ON takes tables and columns only)
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
 //   13_recipes.sql         policies with exists (…)
-// (runs: 01_todos, 04_blog, 06_inventory, 08_events, 12_bookmarks, 14_habits, 15_shared_lists)
+// (runs: 01_todos, 04_blog, 06_inventory, 08_events, 10_feature_votes, 12_bookmarks, 14_habits, 15_shared_lists)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -387,6 +386,56 @@ describe('08_events.sql: public events, hosts and RSVPs', () => {
       { title: 'Meetup', answers: 2, headcount: 3 },
     ]);
     expect(await app.sql('select count(*) as n from rsvps', 'anon')).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('10_feature_votes.sql: feature requests, one vote per user, a leaderboard view', () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await migrate('10_feature_votes.sql');
+  });
+
+  it('users propose and vote once each; anyone reads, only signed-in users see the leaderboard', async () => {
+    const { alice, bob } = app;
+    const a = await app.insert('feature_requests', { author_id: alice.id, title: 'Dark mode' }, alice);
+    expect(a.status, a.text).toBe(201);
+    expect(a.body).toEqual({ id: 1, data: { author_id: alice.id, title: 'Dark mode', description: null, status: 'open', created_at: expect.stringMatching(ISO) } });
+    const g = await app.gql('mutation($a: UUID!) { insert_feature_requests(object: {author_id: $a, title: "CSV export", status: "planned"}) { id status } }', bob, { a: bob.id });
+    expect(g.body).toEqual({ data: { insert_feature_requests: { id: '2', status: 'planned' } } });
+    expect(failed(await app.insert('feature_requests', { author_id: bob.id, title: 'API' }, bob), 400, 'invalid_field').message)
+      .toBe('new row for relation "feature_requests" violates check constraint "feature_requests_title_check"');
+    for (const [who, req] of [[alice, 1], [bob, 1], [bob, 2]] as const) {
+      expect((await app.insert('votes', { request_id: req, user_id: who.id }, who)).status).toBe(201);
+    }
+    expect(failed(await app.insert('votes', { request_id: 1, user_id: bob.id }, bob), 409, 'conflict').message)
+      .toBe('duplicate key value violates unique constraint "votes_request_id_user_id_key"');
+    failed(await app.insert('votes', { request_id: 2, user_id: alice.id }, bob), 403, 'rls_denied');
+    expect(await app.sql('select id, title, status, vote_count from feature_request_scores order by vote_count desc, id', alice)).toEqual([
+      { id: 1, title: 'Dark mode', status: 'open', vote_count: 2 },
+      { id: 2, title: 'CSV export', status: 'planned', vote_count: 1 },
+    ]);
+    expect((await app.gql('{ feature_request_scores(order: "id.asc") { title vote_count } }', bob)).body).toEqual({ data: { feature_request_scores: [
+      { title: 'Dark mode', vote_count: 2 },
+      { title: 'CSV export', vote_count: 1 },
+    ] } });
+    // revoke all … from anon: the leaderboard is for signed-in users; the tables stay public
+    const anon = await app.call('POST', '/db/query', { sql: 'select * from feature_request_scores' }, 'anon');
+    expect(anon.status).toBe(403);
+    expect(anon.body.error).toMatchObject({ code: 'forbidden', details: { sqlstate: '42501', table: 'feature_request_scores' } });
+    expect((await app.call('GET', '/db/tables/feature_request_scores/rows', undefined, 'anon')).status).toBe(403);
+    expect(await app.sql('select count(*) as n from votes', 'anon')).toEqual([{ n: 3 }]);
+    // taking a vote back
+    const mine = await app.list('votes', bob, `?filter=request_id.eq.1&filter=user_id.eq.${bob.id}`);
+    expect((await app.call('DELETE', `/db/tables/votes/rows/${mine[0]!.id}`, undefined, alice)).status).toBe(403);
+    expect((await app.call('DELETE', `/db/tables/votes/rows/${mine[0]!.id}`, undefined, bob)).status).toBe(204);
+    expect(await app.sql('select vote_count from feature_request_scores where id = 1', bob)).toEqual([{ vote_count: 1 }]);
+  });
+
+  it('the view\'s comment is kept and shown', async () => {
+    const t = await app.gql('{ __type(name: "feature_request_scores") { description } }', app.bob);
+    expect(t.body).toEqual({ data: { __type: { description: 'Feature requests ranked by votes' } } });
+    const schema = await app.call('GET', '/db/schema', undefined, 'service');
+    expect(schema.body.tables.find((x: { name: string }) => x.name === 'feature_request_scores')).toMatchObject({ type: 'view', comment: 'Feature requests ranked by votes' });
   });
 });
 
