@@ -11,6 +11,7 @@ export function tableScope(def: TableDef): ExprScope {
   for (const c of def.columns) cols.set(c.name, c.type === 'jsonb');
   return {
     column: (name) => (cols.has(name) ? quoteIdent(name) : null),
+    isBoolean: (name) => def.columns.some((c) => c.name === name && c.type === 'bool'),
     jsonPath: (name, path) => {
       if (!cols.get(name) || path.length === 0 || !path.every((p) => JSON_KEY.test(p))) return null;
       return `json_extract(${quoteIdent(name)}, ${jsonPathLiteral(path)})`;

@@ -10,6 +10,8 @@ export interface ExprScope {
   column(name: string): string | null;
   /** SQL for `col ->> 'a'` (or `col -> 'a' ->> 'b'`), or null when the column holds no JSON. */
   jsonPath(column: string, path: readonly string[]): string | null;
+  /** Whether a column is boolean (it may then stand alone as a condition). */
+  isBoolean?(name: string): boolean;
 }
 
 export interface TranslatedExpr {
@@ -93,6 +95,8 @@ class Translator {
       return `(NOT ${this.bool(args[0]!)})`;
     }
     if (n.type === 'bool') return n.value ? '1' : '0';
+    // note: a boolean column on its own (`using (is_public)`, `not is_private`): true only when it is true, as in Postgres.
+    if (n.type === 'column_ref' && (n.table === null || n.table === undefined) && this.scope.isBoolean?.(columnName(n))) return `(${this.column(n)} = 1)`;
     throw unsupported(`unsupported boolean expression (${String(n.type)})`);
   }
 

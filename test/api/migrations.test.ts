@@ -544,6 +544,18 @@ describe('14_habits.sql: habits and daily check-ins, streaks in SQL', () => {
 });
 
 describe('what the migrations need of policies', () => {
+  it('a boolean column on its own is a condition (using (is_public), not is_private)', async () => {
+    const app = new App(s.createProject('bool_columns'));
+    const sql = `create table posts (id uuid primary key default gen_random_uuid(), title text not null, is_public boolean, is_hidden boolean not null default false);
+      alter table posts enable row level security;
+      create policy "Public posts" on posts for select using (is_public and not is_hidden);
+      insert into posts (title, is_public, is_hidden) values ('shown', true, false), ('private', false, false), ('unknown', null, false), ('hidden', true, true);`;
+    const r = await app.call('POST', '/db/query', { sql }, 'service');
+    expect(r.status, r.text).toBe(200);
+    expect((await app.list('posts', 'anon')).map((p) => p.data.title)).toEqual(['shown']);
+    expect(await app.sql('select title from posts', 'anon')).toEqual([{ title: 'shown' }]);
+  });
+
   it('a claim read as Supabase advises, (select auth.jwt() ->> \'email\') or (select auth.jwt()) ->> \'email\', is the caller\'s claim', async () => {
     const app = new App(s.createProject('jwt_claims'));
     const sql = `create table inbox (id uuid primary key default gen_random_uuid(), recipient text not null, sender text not null, body text);
