@@ -79,6 +79,10 @@ describe('CREATE TYPE … AS ENUM', () => {
     // ORDER BY an enum column follows the declaration order, as in Postgres
     expect((await ok(`select feeling from diary order by feeling, day`)).rows.map((r: { feeling: string }) => r.feeling)).toEqual(['sad', 'sad', 'meh', 'ok', 'ok', 'ecstatic']);
     expect((await ok(`select d.day from diary d order by d.feeling desc, d.day limit 2`)).rows).toEqual([{ day: 6 }, { day: 3 }]);
+    // comparisons too: by declaration order, a literal read as the type
+    expect((await ok(`select day from diary where feeling > 'meh' order by day`)).rows).toEqual([{ day: 3 }, { day: 4 }, { day: 6 }]);
+    expect((await ok(`select 'ok'::mood < 'happy'::mood as a, 'sad'::mood >= 'meh'::mood as b`)).rows).toEqual([{ a: true, b: false }]);
+    await fails(`select day from diary where feeling = 'nope'`, 400, '22P02', /^invalid input value for enum mood: "nope"$/);
     // stored: the labels in declaration order, the column TEXT (SQLite's declared type names the enum)
     const stored = await s.readBackup((db) => ({
       labels: (db.prepare(`select labels from "_svc_meta.enums" where name = 'mood'`).get() as { labels: string }).labels,
@@ -126,6 +130,9 @@ describe('CREATE TYPE … AS ENUM', () => {
     const schema = (await call('GET', '/db/schema')).body.tables as Array<{ name: string; columns: Array<{ name: string; enum?: string }> }>;
     expect(schema.find((t) => t.name === 'posts')!.columns.find((c) => c.name === 'status')).toMatchObject({ type: 'text', enum: 'status' });
     const intro = await call('POST', '/db/graphql', { query: `{ __type(name: "diary") { fields { name description type { name ofType { name } } } } }` });
+    // information_schema.columns as Postgres shows a column of a user-defined type
+    const info = await ok(`select data_type, udt_name from information_schema.columns where table_name = 'diary' and column_name = 'feeling'`);
+    expect(info.rows).toEqual([{ data_type: 'USER-DEFINED', udt_name: 'mood' }]);
     const f = intro.body.data.__type.fields.find((x: { name: string }) => x.name === 'feeling');
     expect(f).toEqual({ name: 'feeling', description: 'enum mood', type: { name: 'String', ofType: null } });
   });
@@ -157,6 +164,8 @@ describe('CREATE TYPE … AS ENUM', () => {
     const r = await ok(`drop type if exists nope`);
     expect(r.notices).toEqual(['type "nope" does not exist, skipping']);
     await ok(`drop type fits, blank`);
+    // a type whose name is a prefix of a used one's is not in use ("mo" vs "mood")
+    await ok(`create type mo as enum ('x'); drop type mo`);
     await fails(`select ''::blank`, 400, null, /type blank/);
     await ok(`create type mood2 as enum ('a'); create table m2 (id int primary key, v mood2); drop table m2; drop type mood2`);
   });
@@ -228,6 +237,9 @@ describe('CREATE INDEX … USING', () => {
       "index method hash is built as a B-tree index (SQLite's only kind), which serves the same equality scans",
     ]);
     expect((await ok(`create index docs_n_brin on docs using brin (n)`)).notices[0]).toMatch(/range scans/);
+    // JSON-RPC's db.query carries them too
+    const rpc = await call('POST', '/db/rpc', { jsonrpc: '2.0', id: 1, method: 'db.query', params: { sql: `create index if not exists docs_tags_gin on docs using gin (tags)` } });
+    expect(rpc.body.result.notices).toEqual(['index method gin has no counterpart here: no index was built on docs(tags); jsonb and array operators (@>, ?, &&) on it scan the table']);
     const plain = await ok(`create index docs_n_idx on docs (n)`);
     expect(plain.notices).toBeUndefined();
     const idx = await s.readBackup((db) => db.prepare(`select name from sqlite_schema where type = 'index' and tbl_name = 'docs' and sql is not null order by name`).all());

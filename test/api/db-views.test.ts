@@ -141,6 +141,15 @@ describe('CREATE VIEW and reading it through SQL', () => {
     expect((await ok(`select note_id, title, stars, owner from starred order by stars`)).rows.map((x: { owner: string }) => x.owner)).toEqual([alice.id, alice.id]);
   });
 
+  it('ALTER VIEW … SET (security_invoker = on) is accepted (every view is); other ALTER VIEW refused by name', async () => {
+    expect((await ok(`alter view public.starred set (security_invoker = on)`)).command).toBe('ALTER VIEW');
+    await ok(`alter view if exists nothing_here set (security_invoker)`);
+    await fails(`alter view nothing_here set (security_invoker = true)`, 400, '42P01');
+    await fails(`alter view notes set (security_invoker = true)`, 400, '42809');
+    await fails(`alter view starred set (security_invoker = false)`, 400, null, /security_invoker/);
+    await fails(`alter view starred owner to postgres`, 400, null, /ALTER VIEW … CHANGE OWNER/);
+  });
+
   it('writes into a view are refused with Postgres words', async () => {
     await fails(`insert into starred (title) values ('x')`, 400, '55000', /cannot insert into view "starred"/);
     await fails(`update starred set title = 'x'`, 400, '55000', /cannot update view "starred"/);
@@ -149,6 +158,16 @@ describe('CREATE VIEW and reading it through SQL', () => {
     await fails(`alter table starred add column z int`, 400, '42809');
     // nothing changed
     expect((await ok(`select count(*)::int as c from notes`)).rows).toEqual([{ c: 3 }]);
+  });
+
+  it('a view in UPDATE … FROM and INSERT … SELECT', async () => {
+    await ok(`create table scores (id bigserial primary key, title text, stars int)`);
+    await ok(`insert into scores (title, stars) select title, stars from starred`);
+    await ok(`update scores set stars = s.stars * 10 from starred s where s.title = scores.title and s.stars = 5`);
+    expect((await ok(`select title, stars from scores order by title`)).rows).toEqual([
+      { title: 'alice one', stars: 3 },
+      { title: 'alice two', stars: 50 },
+    ]);
   });
 
   it('a publishable caller cannot create or drop views', async () => {
@@ -272,6 +291,18 @@ describe('views through the rows API, /db/schema, /db/tables and GraphQL', () =>
     expect(listed).toMatchObject({ name: 'star_totals', type: 'view', indexes: [], rls_enabled: false, system: false });
     expect(listed.definition).toMatch(/^create view star_totals as select/);
     expect(typeof listed.created_at).toBe('string');
+  });
+
+  it('information_schema lists views as VIEW with their columns; pg_tables does not', async () => {
+    const t = await ok(`select table_name, table_type, is_insertable_into from information_schema.tables where table_name in ('notes', 'note_cards') order by table_name`);
+    expect(t.rows).toEqual([
+      { table_name: 'note_cards', table_type: 'VIEW', is_insertable_into: 'NO' },
+      { table_name: 'notes', table_type: 'BASE TABLE', is_insertable_into: 'YES' },
+    ]);
+    const c = await ok(`select column_name, data_type, is_updatable from information_schema.columns where table_name = 'note_cards' order by ordinal_position`);
+    expect(c.rows.map((r: { column_name: string }) => r.column_name)).toEqual(['id', 'title', 'stars', 'owner', 'good']);
+    expect(c.rows[4]).toEqual({ column_name: 'good', data_type: 'boolean', is_updatable: 'NO' });
+    expect((await ok(`select tablename from pg_tables where tablename = 'note_cards'`)).rows).toEqual([]);
   });
 
   it('GET /db/tables/{view}/rows lists with filters, order, limit, select and count, under RLS', async () => {

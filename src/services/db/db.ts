@@ -79,8 +79,8 @@ export class DbService {
     return [...readViews(lease, schemaVersion(lease)).values()];
   }
 
+  /** A view's reader, for a name that is not a table (checked by the caller first: the tables' reads pay nothing more). */
   #viewReader(lease: ProjectLease, name: string): { view: StoredView; rows: ViewRows } | null {
-    if (this.tables(lease).has(name)) return null;
     const view = this.view(lease, name);
     return view && this.views ? { view, rows: this.views } : null;
   }
@@ -172,7 +172,7 @@ export class DbService {
 
   /** The list envelope as JSON text (document rows are spliced from their stored JSON, never re-parsed). */
   list(lease: ProjectLease, auth: AuthContext, name: string, query: URLSearchParams): string | Promise<string> {
-    const v = this.#viewReader(lease, name);
+    const v = this.tables(lease).has(name) ? null : this.#viewReader(lease, name);
     if (v) return v.rows.list(lease, auth, v.view, query);
     const q = parseListQuery(query);
     return this.#with(lease, name, (t) => {
@@ -205,9 +205,10 @@ export class DbService {
 
   /** One row as JSON text. */
   get(lease: ProjectLease, auth: AuthContext, name: string, id: string): string | Promise<string> {
-    const v = this.#viewReader(lease, name);
+    const found = this.tables(lease).get(name);
+    const v = found ? null : this.#viewReader(lease, name);
     if (v) return v.rows.get(lease, auth, v.view, id);
-    const t = this.table(lease, name);
+    const t = found ?? this.table(lease, name);
     id = keyOf(t, id);
     const sel = policy(t, 'select', auth);
     if (!t.system) {

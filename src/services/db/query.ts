@@ -22,6 +22,7 @@ import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
 import { readViews } from './view-store.js';
+import { introspectedViews } from '../../sql/pg/views.js';
 import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { pgError } from '../../sql/pg/violations.js';
@@ -141,7 +142,7 @@ export class QueryService {
   }
 
   async #execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission, version: number, columns: SchemaLookup): Promise<QueryResult[]> {
-    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => readIntrospection(lease.db, columns), () => readViews(lease, version));
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => [...readIntrospection(lease.db, columns), ...introspectedViews(readViews(lease, version))], () => readViews(lease, version));
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);

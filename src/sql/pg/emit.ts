@@ -34,6 +34,8 @@ export interface Expr {
   name: string;
   /** A timestamp whose SQL already yields the stored ISO form (no normalisation when it meets a timestamptz). */
   iso?: boolean;
+  /** A text value of this enum type (a column of it, a cast to it: types-ddl.ts). */
+  enum?: string;
 }
 
 export interface Source {
@@ -366,7 +368,8 @@ export class Emitter {
     }
     const sql = table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name);
     if (this._bare && this._aggDepth === 0 && r && this._coreSources.includes(r.source)) this._bare.push({ alias: r.source.alias, name, sql });
-    return { sql, type: r?.type ?? null, name };
+    const en = r?.type === 'text' ? r.source.columns?.find((c) => c.name === name)?.enum : undefined;
+    return en ? { sql, type: r!.type, name, enum: en } : { sql, type: r?.type ?? null, name };
   }
 
   /** Makes a value of unknown type (literal, parameter) the given type, as Postgres does from context. */

@@ -16,11 +16,15 @@ export interface IntrospectColumn {
   type: PgType | null;
   nullable: boolean;
   default: string | null;
+  /** A column of an enum type (types-ddl.ts): Postgres shows `USER-DEFINED` and the type's name. */
+  enum?: string;
 }
 export interface IntrospectTable {
   name: string;
   columns: IntrospectColumn[];
   constraints: Array<{ name: string; type: 'PRIMARY KEY' | 'UNIQUE' | 'FOREIGN KEY'; columns: string[] }>;
+  /** A view (views.ts): `VIEW` in `tables`, not updatable, not in `pg_tables`. */
+  view?: true;
 }
 export type Introspect = () => IntrospectTable[];
 
@@ -58,15 +62,15 @@ const int = (name: string): ColumnType => ({ name, type: 'int4' });
 const VIEWS: Record<string, View> = {
   'information_schema.tables': {
     columns: ['table_catalog', 'table_schema', 'table_name', 'table_type', 'is_insertable_into', 'is_typed'].map(text),
-    rows: (ts) => ts.map((t) => [CATALOG, SCHEMA, t.name, 'BASE TABLE', 'YES', 'NO']),
+    rows: (ts) => ts.map((t) => [CATALOG, SCHEMA, t.name, t.view ? 'VIEW' : 'BASE TABLE', t.view ? 'NO' : 'YES', 'NO']),
   },
   'information_schema.columns': {
     columns: [...['table_catalog', 'table_schema', 'table_name', 'column_name'].map(text), int('ordinal_position'), ...['column_default', 'is_nullable', 'data_type', 'udt_name', 'is_identity', 'is_generated', 'is_updatable'].map(text)],
     rows: (ts) =>
       ts.flatMap((t) =>
         t.columns.map((c, i) => {
-          const [dataType, udt] = c.type && c.type !== 'unknown' ? TYPE_NAMES[c.type] : ['text', 'text'];
-          return [CATALOG, SCHEMA, t.name, c.name, i + 1, c.default, c.nullable ? 'YES' : 'NO', dataType, udt, 'NO', 'NEVER', 'YES'];
+          const [dataType, udt] = c.enum ? ['USER-DEFINED', c.enum] : c.type && c.type !== 'unknown' ? TYPE_NAMES[c.type] : ['text', 'text'];
+          return [CATALOG, SCHEMA, t.name, c.name, i + 1, c.default, c.nullable ? 'YES' : 'NO', dataType, udt, 'NO', 'NEVER', t.view ? 'NO' : 'YES'];
         }),
       ),
   },
@@ -80,7 +84,7 @@ const VIEWS: Record<string, View> = {
   },
   'pg_catalog.pg_tables': {
     columns: [...['schemaname', 'tablename', 'tableowner', 'tablespace'].map(text), { name: 'hasindexes', type: 'bool' }, { name: 'hasrules', type: 'bool' }, { name: 'hastriggers', type: 'bool' }, { name: 'rowsecurity', type: 'bool' }],
-    rows: (ts) => ts.map((t) => [SCHEMA, t.name, 'postgres', null, t.constraints.some((k) => k.type !== 'FOREIGN KEY') ? 1 : 0, 0, 0, 0]),
+    rows: (ts) => ts.filter((t) => !t.view).map((t) => [SCHEMA, t.name, 'postgres', null, t.constraints.some((k) => k.type !== 'FOREIGN KEY') ? 1 : 0, 0, 0, 0]),
   },
 };
 
@@ -135,7 +139,8 @@ export function readIntrospection(db: Database.Database, columns: SchemaLookup):
     const types = columns(name) ?? [];
     const cols: IntrospectColumn[] = info.map((c) => {
       const t = types.find((x) => x.name === c.name);
-      return { name: c.name, type: t?.type ?? null, nullable: c.notnull === 0 && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
+      const col: IntrospectColumn = { name: c.name, type: t?.type ?? null, nullable: c.notnull === 0 && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
+      return t?.enum ? { ...col, enum: t.enum } : col;
     });
     const constraints: IntrospectTable['constraints'] = [];
     const pk = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);

@@ -4,7 +4,7 @@ import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode }
 import { tokens, type ParsedStatement } from './parse.js';
 import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 import { lowerTypeStmt } from './types-ddl-lower.js';
-import { lowerDropView, lowerView } from './views.js';
+import { lowerAlterView, lowerDropView, lowerView } from './views.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -309,6 +309,7 @@ function createIndex(f: Record<string, unknown>): Node {
 }
 
 function alterTable(f: Record<string, unknown>): Node {
+  if (f.objtype === 'OBJECT_VIEW') return lowerAlterView(f);
   only('ALTER TABLE', f, 'relation,cmds,objtype,missing_ok');
   if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
   const rel = rangeVar(f.relation as Record<string, unknown>);

@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { enumCompare } from './types-ddl.js';
 import type { PgType } from './types.js';
 import { ARITH, COMPARE, type Emitter, type Expr, type Node, type Source, callName, unsupported } from './emit.js';
 import { emitCatalogOperator } from './calls.js';
@@ -56,6 +57,8 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
   if (catalogued) return catalogued;
   if (COMPARE.has(op)) {
     const [l, r] = emitPair(em, left, right, scope);
+    const byLabel = enumCompare(em, op, l, r);
+    if (byLabel) return { sql: byLabel, type: 'bool', name: '?column?' };
     if ((l.type === 'jsonb' || r.type === 'jsonb') && op !== '=' && op !== '<>' && op !== '!=') throw unsupported('ordering comparisons of jsonb');
     return { sql: `(${l.sql} ${op === '!=' ? '<>' : op} ${r.sql})`, type: 'bool', name: '?column?' };
   }

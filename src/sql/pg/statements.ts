@@ -5,7 +5,7 @@ import type { ColumnType, PgType } from './types.js';
 import { alter, createExtension, createIndex, createTable, drop } from './ddl.js';
 import { grantStatement } from './grant.js';
 import { typeStatement } from './types-ddl.js';
-import { createView, dropView, refuseViewWrite, type ViewEffect } from './views.js';
+import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -17,7 +17,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW';
 
 export interface Statement {
   command: Command;
@@ -108,6 +108,8 @@ export function statement(n: Node, em: Emitter): Statement {
       return createView(n, em);
     case 'pe_drop_view':
       return dropView(n, em);
+    case 'pe_alter_view':
+      return alterView(n, em);
   }
   const typed = typeStatement(n, em);
   if (typed) return typed;
@@ -335,8 +337,14 @@ export function update(n: Node, em: Emitter): Statement {
     const parts: string[] = [];
     for (const it of items) {
       if (typeof it.table !== 'string' || it.join) throw unsupported('this UPDATE … FROM item');
-      const phys = em.physical(it.db, it.table, true);
       const alias = typeof it.as === 'string' ? it.as.toLowerCase() : it.table.toLowerCase();
+      const view = viewFrom(em, it.db, it.table, alias);
+      if (view) {
+        parts.push(view.text);
+        scope.push(view.source);
+        continue;
+      }
+      const phys = em.physical(it.db, it.table, true);
       parts.push(`${em.tableRef(phys)} AS ${quoteIdent(alias)}`);
       scope.push({ alias, columns: em.columnsOf(phys) });
     }

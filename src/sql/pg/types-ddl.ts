@@ -87,7 +87,7 @@ export function enumCast(em: Emitter, type: string, e: Expr): Expr | null {
   const name = type.toLowerCase();
   const labels = enumLabels(em, name);
   if (!labels) return null;
-  const r = (sql: string): Expr => ({ sql, type: 'text', name: e.name === '?column?' ? name : e.name });
+  const r = (sql: string): Expr => ({ sql, type: 'text', name: e.name === '?column?' ? name : e.name, enum: name });
   if (e.sql === 'NULL') return r('NULL');
   const lit = literalText(e.sql);
   if (lit !== null) {
@@ -115,6 +115,26 @@ export function enumOrderKey(em: Emitter, e: Node, scope: Source[]): string | nu
   if (!labels) return null;
   const x = em.expr(e, scope).sql;
   return `(CASE ${x} ${labels.map((l, i) => `WHEN ${quoteLiteral(l)} THEN ${i}`).join(' ')} END)`;
+}
+
+/**
+ * A comparison with an enum value (a column of the type, a cast to it): a literal on the other
+ * side must be a label (22P02, as Postgres reads it as the type), and `<`, `<=`, `>`, `>=`
+ * compare declaration positions, as Postgres does. Null: not an enum comparison, or an
+ * equality the text comparison already answers.
+ */
+export function enumCompare(em: Emitter, op: string, l: Expr, r: Expr): string | null {
+  const name = l.enum ?? r.enum;
+  const labels = name ? enumLabels(em, name) : null;
+  if (!name || !labels) return null;
+  for (const side of [l, r]) {
+    // note: a literal arrives made text by the comparison (emitPair: `CAST('x' AS TEXT)`).
+    const lit = side.enum ? null : literalText(/^CAST\((.*) AS TEXT\)$/s.exec(side.sql)?.[1] ?? side.sql);
+    if (lit !== null && !labels.includes(lit)) throw pgErr(`invalid input value for enum ${name}: "${lit}"`, '22P02');
+  }
+  if (op !== '<' && op !== '<=' && op !== '>' && op !== '>=') return null;
+  const pos = (x: string) => `(CASE ${x} ${labels.map((lab, i) => `WHEN ${quoteLiteral(lab)} THEN ${i}`).join(' ')} END)`;
+  return `(${pos(l.sql)} ${op} ${pos(r.sql)})`;
 }
 
 function checkLabel(label: string): void {
@@ -187,8 +207,9 @@ function dropEnum(n: Node, em: Emitter): Statement {
     // note: which tables use it is read when the step runs (the translator sees one table at a time).
     const msg = quoteLiteral(`cannot drop type ${name} because other objects depend on it (a column of table "`);
     steps.push({
-      sql: `SELECT pe_error(${msg} || name || '" is of type ${name}') FROM sqlite_schema WHERE type = 'table' AND sql LIKE ? LIMIT 1`,
-      fixed: [`%${enumDecl(name)}%`],
+      // note: GLOB, not LIKE: case-sensitive, `_` literal, and the hex must end there (type "mo" is not "mood").
+      sql: `SELECT pe_error(${msg} || name || '" is of type ${name}') FROM sqlite_schema WHERE type = 'table' AND sql GLOB ? LIMIT 1`,
+      fixed: [`*${enumDecl(name)}[^0-9a-f]*`],
     });
     steps.push({ sql: `DELETE FROM ${ENUMS} WHERE name = ?`, fixed: [name] });
     effect = { name, labels: null };

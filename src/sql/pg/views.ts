@@ -6,6 +6,7 @@ import { parseScript } from './parse.js';
 import { isReservedName, reservedRefusal } from './reserved.js';
 import type { Statement, Step } from './statements.js';
 import type { ColumnType, PgType } from './types.js';
+import type { IntrospectTable } from './introspect.js';
 
 /**
  * Views (docs/sql.md "Views"): `CREATE [OR REPLACE] VIEW` keeps the statement as written in
@@ -58,20 +59,42 @@ export function lowerView(f: Record<string, unknown>, text: string): Node {
   const rel = f.view as Record<string, unknown>;
   if (rel.relpersistence === 't') throw unsupported('temporary views');
   if (f.withCheckOption && f.withCheckOption !== 'NO_CHECK_OPTION') throw unsupported('WITH CHECK OPTION (views here are read-only)');
-  for (const o of list(f.options)) {
-    const [, d] = kind(o);
-    const name = String(d.defname);
-    if (name === 'security_invoker' || name === 'security_barrier') {
-      const v = d.arg === undefined ? 'true' : optionValue(d.arg);
-      // note: a view always runs with the caller's row-level security here (security_invoker); barrier changes no result.
-      if (name === 'security_invoker' && !['true', 'on', '1', 'yes'].includes(v)) {
-        throw unsupported('security_invoker = false (a view here always reads its tables with the caller\'s row-level security)');
-      }
-      continue;
-    }
-    throw unsupported(`view option ${name}`);
-  }
+  for (const o of list(f.options)) viewOption(o);
   return { type: 'pe_view', table: rangeVar(rel), replace: Boolean(f.replace), aliases: list(f.aliases).map(str), query: lowerSelect(f.query), text };
+}
+
+/** `security_invoker [= true | on]` (what every view here is) and `security_barrier` (no change of result) are accepted; anything else is refused by name. */
+function viewOption(o: unknown): void {
+  const [, d] = kind(o);
+  const name = String(d.defname);
+  if (name !== 'security_invoker' && name !== 'security_barrier') throw unsupported(`view option ${name}`);
+  const v = d.arg === undefined ? 'true' : optionValue(d.arg);
+  if (name === 'security_invoker' && !['true', 'on', '1', 'yes'].includes(v)) {
+    throw unsupported("security_invoker = false (a view here always reads its tables with the caller's row-level security)");
+  }
+}
+
+/** `ALTER VIEW [IF EXISTS] v SET (security_invoker = on)` (Supabase's fix for its advisor's warning): accepted, it changes nothing here. */
+export function lowerAlterView(f: Record<string, unknown>): Node {
+  only('ALTER VIEW', f, 'relation,cmds,objtype,missing_ok');
+  const rel = rangeVar(f.relation as Record<string, unknown>);
+  for (const cmd of list(f.cmds)) {
+    const [, c] = kind(cmd);
+    if (c.subtype !== 'AT_SetRelOptions') throw unsupported(`ALTER VIEW … ${String(c.subtype).replace(/^AT_/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`);
+    const def = c.def as { List?: { items?: unknown } } | undefined;
+    for (const o of list(def?.List?.items)) viewOption(o);
+  }
+  return { type: 'pe_alter_view', table: rel, ifExists: Boolean(f.missing_ok) };
+}
+
+export function alterView(n: Node, em: Emitter): Statement {
+  const t = n.table as Node;
+  const name = viewName(t.db, t.table);
+  if (!em.opts.views?.().has(name) && !n.ifExists) {
+    if (em.opts.schema(name) !== null) throw pgFail('42809', `"${name}" is not a view`);
+    throw pgFail('42P01', `relation "${name}" does not exist`);
+  }
+  return { command: 'ALTER VIEW', steps: [], columns: [], readOnly: false };
 }
 
 function optionValue(arg: unknown): string {
@@ -300,4 +323,9 @@ export function refuseViewWrite(n: Node, em: Emitter): void {
 export function applyViewEffect(views: Map<string, StoredView>, e: ViewEffect): void {
   for (const v of e.drop ?? []) views.delete(v);
   if (e.set) views.set(e.set.name, e.set);
+}
+
+/** The views as rows of the introspection views (`information_schema.tables` as `VIEW`, `.columns`). */
+export function introspectedViews(views: Map<string, StoredView>): IntrospectTable[] {
+  return [...views.values()].map((v) => ({ name: v.name, columns: v.columns.map((c) => ({ name: c.name, type: c.type, nullable: true, default: null })), constraints: [], view: true as const }));
 }
