@@ -10,14 +10,13 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //
 // Not here yet, waiting for a feature (each answers 400 unsupported_sql today):
 //   02_user_profiles.sql   CREATE FUNCTION … LANGUAGE plpgsql + CREATE TRIGGER on auth.users
-//                          (handle_new_user) and `create table profiles` adopting the built-in one
+//                          (handle_new_user); `create table profiles` adopting the built-in one works
 //   03_organizations.sql   policies with exists (…)
-//   05_chat.sql            CREATE INDEX … USING gin, policies with exists / in (select …), and a
-//                          bare boolean column in a policy (`not is_private`)
+//   05_chat.sql            policies with exists / in (select …)
 //   07_expenses.sql        `default auth.uid()` in CREATE TABLE (refused on purpose today)
 //   09_notes.sql           PL/pgSQL trigger function + CREATE TRIGGER (set_updated_at)
 //   11_team_tasks.sql      CREATE FUNCTION … LANGUAGE sql security definer, called in policies
-//   13_recipes.sql         policies with exists (…)
+//   13_recipes.sql         policies with exists (…) (its jsonb_typeof CHECK works)
 // (runs: 01_todos, 04_blog, 06_inventory, 08_events, 10_feature_votes, 12_bookmarks, 14_habits, 15_shared_lists)
 
 let s: TestServer;
