@@ -272,6 +272,15 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
   const asJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
   const pathOf = (p: unknown): string[] => {
     const s = String(p).trim();
+    // note: a text[] value (ARRAY[…], a text[] column) is stored as a JSON array; a literal is '{a,b}'.
+    if (s.startsWith('[')) {
+      try {
+        const a = JSON.parse(s) as unknown;
+        if (Array.isArray(a)) return a.map((x) => String(x));
+      } catch {
+        return bad('text[]', p);
+      }
+    }
     if (!s.startsWith('{') || !s.endsWith('}')) return bad('text[]', p);
     const inner = s.slice(1, -1).trim();
     return inner === '' ? [] : inner.split(',').map((x) => x.trim().replace(/^"(.*)"$/, '$1'));
@@ -357,24 +366,30 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     if (['f', 'false', 'n', 'no', 'off', '0'].includes(s)) return 0;
     return bad('boolean', v);
   });
-  db.function('pe_int', { deterministic: true, safeIntegers: true }, (v: unknown) => {
+  /** text or a number → an integer of `bits` bits (Postgres' integer or bigint input and range). */
+  const toInt = (v: unknown, bits: 32 | 64, what = bits === 32 ? 'integer' : 'bigint'): bigint | null => {
     if (v === null) return null;
-    if (typeof v === 'bigint') return v;
     let b: bigint;
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return bad('integer', v);
+    if (typeof v === 'bigint') b = v;
+    else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return bad(what, v);
       b = BigInt(Math.round(v));
     } else {
       const s = String(v).trim();
-      if (!/^[+-]?\d+$/.test(s)) return bad('integer', v);
+      if (!/^[+-]?\d+$/.test(s)) return bad(what, v);
       b = BigInt(s);
     }
     // note: past 64 bits SQLite cannot hold it (better-sqlite3 would throw a RangeError, a 500): Postgres' 22003.
-    if (b > 9223372036854775807n || b < -9223372036854775808n) {
-      throw new Error(`pe_invalid_input: value "${String(v)}" is out of range for type bigint`);
+    const max = bits === 32 ? 2147483647n : 9223372036854775807n;
+    if (b > max || b < -max - 1n) {
+      throw new Error(bits === 32 ? 'pe_invalid_input: integer out of range' : `pe_invalid_input: value "${String(v)}" is out of range for type bigint`);
     }
     return b;
-  });
+  };
+  // note: pe_int is a coercion from context (a comparison, an insert): Postgres names the column's type, mostly integer.
+  db.function('pe_int', { deterministic: true, safeIntegers: true }, (v: unknown) => toInt(v, 64, 'integer'));
+  db.function('pe_int8', { deterministic: true, safeIntegers: true }, (v: unknown) => toInt(v, 64));
+  db.function('pe_int4', { deterministic: true, safeIntegers: true }, (v: unknown) => toInt(v, 32));
   db.function('pe_float', det, (v: unknown) => {
     if (v === null) return null;
     if (typeof v === 'number' || typeof v === 'bigint') return Number(v);

@@ -1,4 +1,5 @@
 import { families } from './corpus-families.js';
+import { more } from './corpus-more.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -513,6 +514,7 @@ const raw: Array<string | Entry> = [
   `insert into book_titles (book) values ('x')`,
   `drop table authors`,
   `drop view book_titles`,
+  ...more,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),

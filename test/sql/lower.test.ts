@@ -47,7 +47,7 @@ describe('emitted SQLite per construct family', () => {
       `SELECT CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array("type" ORDER BY "id" DESC NULLS FIRST) END AS "jsonb_agg" FROM <t> AS "t" WHERE <tick>`,
     ],
     // typed parameters
-    ['select $1::int + $2::int as s', 'SELECT pe_iadd(<$1:pe_int>, <$2:pe_int>, 32) AS "s"'],
+    ['select $1::int + $2::int as s', 'SELECT pe_iadd(<$1:pe_int4>, <$2:pe_int4>, 32) AS "s"'],
     // VALUES as a FROM item and as a CTE body, with column aliases
     ["select n from (values (1, 'a'), (2, 'b')) as v(n, s)", `SELECT "n" AS "n" FROM (SELECT "column1" AS "n", "column2" AS "s" FROM (VALUES (1, CAST('a' AS TEXT)), (2, CAST('b' AS TEXT)))) AS "v" WHERE <tick>`],
     ['with v(n) as (values (1), (2)) select n from v', 'WITH "v" ("n") AS (VALUES (1), (2)) SELECT "n" AS "n" FROM "v" WHERE <tick>'],

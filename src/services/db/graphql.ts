@@ -46,6 +46,30 @@ export { MAX_ROWS, MAX_VALUES } from './graphql-rows.js';
 export const MAX_RESPONSE = 16 * 1024 * 1024;
 const MAX_QUERY = 64 * 1024;
 const MAX_TOKENS = 10_000;
+/** Brackets of any kind nested in a document's text: checked before graphql's recursive parser (5,000 levels would overflow its stack). */
+const MAX_NESTING = 64;
+
+/** Whether `{ [ (` nest deeper than `max` outside strings and comments. */
+function nestsDeeper(q: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < q.length; i++) {
+    const c = q[i];
+    if (c === '#') {
+      while (i < q.length && q[i] !== '\n') i++;
+    } else if (c === '"') {
+      if (q.startsWith('"""', i)) {
+        const end = q.indexOf('"""', i + 3);
+        i = end < 0 ? q.length : end + 2;
+      } else {
+        for (i++; i < q.length && q[i] !== '"' && q[i] !== '\n'; i++) if (q[i] === '\\') i++;
+      }
+    } else if (c === '{' || c === '[' || c === '(') {
+      if (++depth > max) return true;
+    } else if (c === '}' || c === ']' || c === ')') depth--;
+  }
+  return false;
+}
+
 /** Introspection responses kept per schema version. */
 const INTROSPECTION_CACHE = 8;
 const INTROSPECTION_CACHE_CHARS = 2 * 1024 * 1024;
@@ -117,6 +141,7 @@ export class GraphQLService {
     const validated = doc !== undefined;
     if (doc === undefined) {
       try {
+        if (nestsDeeper(query, MAX_NESTING)) return fail(400, `the query nests deeper than ${MAX_NESTING} levels`, 'invalid_request');
         doc = parse(query, { maxTokens: MAX_TOKENS });
       } catch (err) {
         return fail(400, (err as Error).message, 'invalid_request');

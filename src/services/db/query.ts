@@ -18,6 +18,7 @@ import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
 import { registerEveryday } from '../../sql/functions-everyday.js';
 import { registerFormats } from '../../sql/functions-formats.js';
+import { registerMore } from '../../sql/functions-more.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
@@ -404,6 +405,7 @@ const registerInline = (lease: ProjectLease): true => {
   registerFunctions(lease.db, { at: Number.POSITIVE_INFINITY, n: 0 });
   registerEveryday(lease.db);
   registerFormats(lease.db);
+  registerMore(lease.db);
   return true;
 };
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();

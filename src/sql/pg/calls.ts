@@ -117,7 +117,9 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     }
     case 'concat': {
       const xs = args.map((x) => em.expr(x, scope));
-      return r(xs.length ? `(${xs.map((x) => `coalesce(${emitTextOf(em, x)}, '')`).join(' || ')})` : `''`, 'text');
+      // note: concat prints a boolean as t/f (its text output), unlike a cast to text.
+      const text = (x: Expr): string => (x.type === 'bool' ? `(CASE WHEN ${x.sql} THEN 't' ELSE 'f' END)` : emitTextOf(em, x));
+      return r(xs.length ? `(${xs.map((x) => `coalesce(${text(x)}, '')`).join(' || ')})` : `''`, 'text');
     }
     case 'abs':
       arity(1);
@@ -187,14 +189,28 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     case 'random':
       throw unsupported(`function ${name}`);
   }
-  throw unsupported(`function ${name}()`);
+  if (KNOWN.has(name)) throw unsupported(`function ${name}()`);
+  // note: a name neither translated nor one of Postgres' own is Postgres' "does not exist" (42883).
+  const types = args.map((x) => pgTypeName(em.expr(x, scope).type));
+  throw new EdgeError('unsupported_sql', `function ${name}(${types.join(', ')}) does not exist`, { details: { construct: `function ${name}()`, sqlstate: '42883' } });
+}
+
+/** Postgres' (or SQLite's) own functions the translator refuses as not supported rather than unknown. */
+const KNOWN = new Set(
+  'jsonb_object_keys json_object_keys jsonb_each jsonb_each_text jsonb_array_elements jsonb_array_elements_text json_each json_array_elements to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank ts_rank_cd ts_headline setweight pg_sleep random setseed md5 sha256 encode decode digest crypt gen_salt gen_random_bytes load_extension sqlite_version sqlite_source_id readfile writefile edit fts5 regexp_split_to_table regexp_split_to_array regexp_matches array_dims array_upper array_lower array_fill array_replace unnest generate_series jsonb_path_query jsonb_path_exists jsonb_path_match jsonb_populate_record jsonb_to_record jsonb_to_recordset json_populate_record row_to_json to_jsonb to_json xmlelement xmlagg pg_typeof current_setting set_config nextval currval setval lastval txid_current pg_advisory_lock pg_advisory_xact_lock pg_notify inet_client_addr version current_user session_user current_schema current_database has_table_privilege to_timestamp to_date to_number make_date make_timestamp make_timestamptz make_interval justify_interval justify_days date_bin clock_timestamp timeofday age overlay quote_ident quote_literal quote_nullable convert_from convert_to sha224 sha384 sha512 bit_length get_byte set_byte width_bucket gcd lcm factorial scale min_scale trim_scale log10 degrees radians pi sin cos tan asin acos atan atan2 sinh cosh tanh random_normal percentile_cont percentile_disc mode string_agg array_agg'.split(' '),
+);
+
+/** A type's name as Postgres writes it in "function f(type) does not exist". */
+function pgTypeName(t: PgType | null): string {
+  const names: Partial<Record<string, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', bool: 'boolean', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone', 'text[]': 'text[]' };
+  return t === null || t === 'unknown' ? 'unknown' : (names[t] ?? t);
 }
 
 /** A call of a catalog function (catalog/): arity, arguments coerced to its signature, its SQLite. */
 export function emitCatalogCall(em: Emitter, name: string, cat: CatalogFunction, args: Node[], scope: Source[]): Expr {
   const [min, max] = cat.arity;
   if (args.length < min || args.length > max) throw new EdgeError('invalid_request', `function ${name} takes ${min === max ? min : max === Infinity ? `at least ${min}` : `${min} to ${max}`} arguments`);
-  if (cat.registered && em.native) throw unsupported(`${name}() in DDL`);
+  if (cat.registered && em.native && !cat.native) throw unsupported(`${name}() in DDL`);
   const sig = cat.args ?? [];
   const xs = args.map((x, i) => {
     const e = em.expr(x, scope);
@@ -202,7 +218,7 @@ export function emitCatalogCall(em: Emitter, name: string, cat: CatalogFunction,
     const c = em.coerce(e, t);
     return { sql: c.sql, type: c.type };
   });
-  const out = cat.emit(xs);
+  const out = em.native && cat.native ? cat.native(xs) : cat.emit(xs);
   return { sql: out.sql, type: out.type, name };
 }
 
@@ -261,6 +277,9 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
     if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
     const x = em.expr(args.expr, scope);
     if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
+    if ((name === 'sum' || name === 'avg') && x.type !== null && !['int4', 'int8', 'float8', 'numeric', 'unknown'].includes(x.type)) {
+      throw new EdgeError('invalid_request', `function ${name}(${pgTypeName(x.type)}) does not exist`, { details: { sqlstate: '42883' } });
+    }
     switch (name) {
       case 'sum':
         out = { sql: `sum(${distinct}${x.sql})${f}`, type: x.type === 'int4' || x.type === 'int8' ? 'int8' : x.type === 'float8' ? 'float8' : 'numeric', name };
@@ -286,6 +305,17 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         const d = em.expr(sep, scope);
         if (distinct && order) throw unsupported('string_agg(DISTINCT … ORDER BY …)');
         out = { sql: `group_concat(${distinct}${emitTextOf(em, x)}, ${d.sql}${order})${f}`, type: 'text', name };
+        break;
+      }
+      case 'jsonb_object_agg':
+      case 'json_object_agg': {
+        const v = args.separator?.delimiter;
+        if (!v) throw new EdgeError('invalid_request', `${name} takes two arguments`);
+        if (order) throw unsupported(`ORDER BY inside ${name}()`);
+        // note: a NULL key is Postgres' 22004 ("field name must not be null"); the last value of a repeated key wins.
+        const key = `coalesce(${emitTextOf(em, x)}, ${em._fn('pe_error', "'field name must not be null'")})`;
+        const obj = `json_group_object(${key}, ${emitJsonValue(em, em.expr(v, scope))})${f}`;
+        out = { sql: `CASE WHEN count(*)${f} = 0 THEN NULL ELSE ${name === 'jsonb_object_agg' ? em._fn('pe_jsonb', obj) : obj} END`, type: name === 'jsonb_object_agg' ? 'jsonb' : 'json', name };
         break;
       }
       case 'jsonb_agg':

@@ -13,9 +13,15 @@ export function emitCastTo(em: Emitter, e: Expr, to: PgType): Expr {
   switch (to) {
     case 'int4':
     case 'int8':
-      if (e.type === 'int4' || e.type === 'int8') return r(e.sql);
+      if (e.type === 'int4' || (e.type === 'int8' && to === 'int8')) return r(e.sql);
       if (e.type === 'bool') return r(e.sql);
-      return r(em._fn('pe_int', e.sql));
+      if (to === 'int4' && /^-?\d+$/.test(e.sql)) {
+        // note: an integer literal is checked here, as Postgres does when it folds the cast (22003).
+        const v = BigInt(e.sql);
+        if (v > 2147483647n || v < -2147483648n) throw new EdgeError('invalid_request', 'integer out of range');
+        return r(e.sql);
+      }
+      return r(em._fn(to === 'int4' ? 'pe_int4' : 'pe_int', e.sql));
     case 'float8':
     case 'numeric':
       if (e.type === 'int4' || e.type === 'int8' || e.type === 'float8' || e.type === 'numeric') return r(`CAST(${e.sql} AS REAL)`);
@@ -85,7 +91,15 @@ export function emitCast(em: Emitter, n: Node, scope: Source[]): Expr {
     if (en) return en;
     throw unsupported(`type ${typeName.toLowerCase()}`);
   }
-  const e = em.expr(n.expr as Node, scope);
+  const inner = n.expr as Node;
+  const items = inner?.type === 'array' ? ((inner.expr_list as Node | undefined)?.value as Node[] | undefined) : undefined;
+  // note: `array[]::text[]`: an empty array takes its type from the cast.
+  if (inner?.type === 'array' && !items?.length && to === 'text[]') return { sql: `'[]'`, type: 'text[]', name: 'array' };
+  const e = em.expr(inner, scope);
+  // note: an explicit cast to bigint names bigint in its errors (a comparison's coercion says integer).
+  if (to === 'int8' && e.type !== 'int4' && e.type !== 'int8' && e.type !== 'bool' && e.sql !== 'NULL') {
+    return { sql: em._fn('pe_int8', e.sql), type: 'int8', name: e.name === '?column?' ? typeLabel('int8') : e.name };
+  }
   return emitTypmod(em, emitCastTo(em, e, to), target);
 }
 

@@ -24,7 +24,7 @@ import type { ViewCatalog } from './views.js';
  */
 
 /** Conversions of one value that may run when a parameter is bound instead of inside SQLite. */
-export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_float', 'pe_text_array']);
+export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_int4', 'pe_int8', 'pe_float', 'pe_text_array']);
 export type Node = { type?: string; [k: string]: unknown };
 
 export interface Expr {
@@ -41,6 +41,8 @@ export interface Expr {
 export interface Source {
   alias: string;
   columns: ColumnType[] | null;
+  /** Columns that are expressions over the item rather than its own columns (a set-returning function over an earlier FROM item: from-functions.ts). */
+  exprs?: Readonly<Record<string, string>>;
 }
 
 /** The column that stands for "the referenced table's primary key" in a REFERENCES translate.ts rewrote for the parser. */
@@ -329,7 +331,9 @@ export class Emitter {
   _subquery(n: Node, scope: Source[]): Expr {
     if (this.native) throw unsupported('subqueries in DDL');
     const sub = this.select(n.ast as Node, scope);
-    return { sql: `(${sub.sql})`, type: sub.columns?.[0]?.type ?? null, name: sub.columns?.[0]?.name ?? '?column?' };
+    // note: SQLite takes a scalar subquery's first row; Postgres fails past one (21000): at most two are read.
+    const one = `(WITH "_pe_s"("v") AS (${sub.sql}) SELECT CASE WHEN count(*) > 1 THEN pe_error('more than one row returned by a subquery used as an expression') ELSE min("v") END FROM (SELECT "v" FROM "_pe_s" LIMIT 2))`;
+    return { sql: one, type: sub.columns?.[0]?.type ?? null, name: sub.columns?.[0]?.name ?? '?column?' };
   }
 
   _resolve(table: string | null, name: string, scope: Source[]): { source: Source; type: PgType | null } | null {
@@ -366,7 +370,7 @@ export class Emitter {
       // note: `excluded.col` in ON CONFLICT, or a table the query does not name.
       if (table !== 'excluded') throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${table}"`);
     }
-    const sql = table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name);
+    const sql = r?.source.exprs?.[name] ?? (table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name));
     if (this._bare && this._aggDepth === 0 && r && this._coreSources.includes(r.source)) this._bare.push({ alias: r.source.alias, name, sql });
     const en = r?.type === 'text' ? r.source.columns?.find((c) => c.name === name)?.enum : undefined;
     return en ? { sql, type: r!.type, name, enum: en } : { sql, type: r?.type ?? null, name };
@@ -405,8 +409,8 @@ export class Emitter {
  * `pe_tick(a.x, b.y, …)` (as its marker): one column of every source, so SQLite evaluates it
  * in the innermost loop (a term without column references would run once, before the loops).
  */
-export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null }>): string {
-  const args = sources.filter((s) => s.columns?.length).map((s) => `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
+export function tickCall(sources: ReadonlyArray<{ alias: string; columns: ColumnType[] | null; exprs?: Readonly<Record<string, string>> }>): string {
+  const args = sources.filter((s) => s.columns?.length).map((s) => s.exprs?.[s.columns![0]!.name] ?? `${quoteIdent(s.alias)}.${quoteIdent(s.columns![0]!.name)}`);
   return `\0K${args.join(', ')}\0`;
 }
 
@@ -434,16 +438,16 @@ export const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries
     null: 'value',
     default: 'value',
     var: 'name,prefix,members,quoted',
-    function: 'name,args,over,suffix,separator',
+    function: 'name,args,over,suffix,separator,array_index',
     aggr_func: 'name,args,over,filter',
     window_func: 'name,args,over',
     binary_expr: 'operator,left,right',
     unary_expr: 'operator,expr',
-    cast: 'keyword,symbol,target,tail,expr',
+    cast: 'keyword,symbol,target,tail,expr,array_index',
     case: 'expr,args',
     interval: 'expr,unit',
     extract: 'args',
-    array: 'brackets,expr_list,keyword',
+    array: 'brackets,expr_list,keyword,array_index',
     expr_list: 'value,separator',
   }).map(([type, keys]) => [type, new Set(['type', 'parentheses', ...keys.split(',')])]),
 );

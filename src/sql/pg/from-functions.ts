@@ -5,7 +5,7 @@ import type { ColumnType, PgType } from './types.js';
 
 /**
  * Set-returning functions as FROM items: `generate_series` (integers), `unnest` (text[]),
- * `jsonb_array_elements[_text]`, `jsonb_each[_text]` (and their json_ forms), each as a
+ * `jsonb_array_elements[_text]`, `jsonb_each[_text]`, `jsonb_object_keys` (and their json_ forms), each as a
  * subquery over SQLite's recursive CTE or json_each. Their arguments may name outer queries'
  * columns but not earlier items of the same FROM list (that is LATERAL, refused).
  *
@@ -57,6 +57,12 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
       };
       break;
     }
+    case 'jsonb_object_keys':
+    case 'json_object_keys': {
+      const j = json(em, args, name);
+      body = { sql: `SELECT "key" AS "v0" FROM json_each(${j}) ${OBJECT_ONLY(j, name)}`, columns: [{ name: alias ?? name, type: 'text' }] };
+      break;
+    }
     default:
       throw unsupported(`function ${name}() in FROM`);
   }
@@ -64,6 +70,72 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
   const columns = body.columns.map((c, i) => ({ ...c, name: names?.[i] ?? c.name }));
   const list = columns.map((c, i) => `"v${i}" AS ${quoteIdent(c.name)}`).join(', ');
   return { text: `(SELECT ${list} FROM (${body.sql})) AS ${quoteIdent(as)}`, source: { alias: as, columns } };
+}
+
+/**
+ * A set-returning function over an earlier item of its FROM list (`from t,
+ * jsonb_array_elements(t.tags) e`, implicitly LATERAL in Postgres): SQLite's json_each joined
+ * directly (a subquery could not see the earlier item), its columns as expressions over
+ * json_each's (Source.exprs). unnest, jsonb_array_elements[_text], jsonb_each[_text] and
+ * jsonb_object_keys (and the json_ forms); generate_series over an earlier column is refused.
+ */
+export function lateralFunction(em: Emitter, fn: Node, alias: string | null, names: string[] | null, scope: Source[]): { text: string; source: Source } {
+  const { name } = callName(fn);
+  const args = ((fn.args as { value?: Node[] } | undefined)?.value ?? []).map((a) => em.expr(a, scope));
+  const as = alias ?? name;
+  const q = quoteIdent(as);
+  const value = (text: boolean) => (text ? TEXT_VALUE : JSON_VALUE).replaceAll('"type"', `${q}."type"`).replaceAll('"value"', `${q}."value"`);
+  const jtype: PgType = name.startsWith('jsonb') ? 'jsonb' : 'json';
+  let arg: string;
+  let cols: Array<{ name: string; type: PgType; sql: string }>;
+  switch (name) {
+    case 'unnest': {
+      if (args.length !== 1) throw unsupported('unnest of several arrays');
+      const a = em.coerce(args[0]!, 'text[]');
+      if (a.type !== 'text[]') throw unsupported(`unnest of a ${String(a.type)} value (arrays here are text[])`);
+      arg = a.sql;
+      cols = [{ name: alias ?? 'unnest', type: 'text', sql: `${q}."value"` }];
+      break;
+    }
+    case 'jsonb_array_elements':
+    case 'json_array_elements':
+    case 'jsonb_array_elements_text':
+    case 'json_array_elements_text': {
+      const j = json(em, args, name);
+      const text = name.endsWith('_text');
+      arg = `CASE WHEN ${j} IS NULL THEN NULL WHEN json_type(${j}) = 'array' THEN ${j} ELSE pe_error('cannot extract elements from ' || CASE json_type(${j}) WHEN 'object' THEN 'an object' ELSE 'a scalar' END) END`;
+      cols = [{ name: alias ?? 'value', type: text ? 'text' : jtype, sql: value(text) }];
+      break;
+    }
+    case 'jsonb_each':
+    case 'json_each':
+    case 'jsonb_each_text':
+    case 'json_each_text': {
+      const j = json(em, args, name);
+      const text = name.endsWith('_text');
+      arg = `CASE WHEN ${j} IS NULL THEN NULL WHEN json_type(${j}) = 'object' THEN ${j} ELSE pe_error('cannot call ${name} on a non-object') END`;
+      cols = [
+        { name: 'key', type: 'text', sql: `${q}."key"` },
+        { name: 'value', type: text ? 'text' : jtype, sql: value(text) },
+      ];
+      break;
+    }
+    case 'jsonb_object_keys':
+    case 'json_object_keys': {
+      const j = json(em, args, name);
+      arg = `CASE WHEN ${j} IS NULL THEN NULL WHEN json_type(${j}) = 'object' THEN ${j} ELSE pe_error('cannot call ${name} on a non-object') END`;
+      cols = [{ name: alias ?? name, type: 'text', sql: `${q}."key"` }];
+      break;
+    }
+    default:
+      throw unsupported(`function ${name}() over an earlier FROM item (LATERAL)`);
+  }
+  if (names && names.length > cols.length) throw new EdgeError('invalid_request', `table "${as}" has ${cols.length} columns available but ${names.length} columns specified`);
+  const renamed = cols.map((c, i) => ({ ...c, name: names?.[i] ?? c.name }));
+  return {
+    text: `json_each(${arg}) AS ${q}`,
+    source: { alias: as, columns: renamed.map((c) => ({ name: c.name, type: c.type })), exprs: Object.fromEntries(renamed.map((c) => [c.name, c.sql])) },
+  };
 }
 
 /** A json_each value as JSON text (strings quoted, true/false/null as words). */

@@ -4,6 +4,7 @@ import { unsupported, type Emitter, type Node } from './emit.js';
 import { isIntrospectionView } from './introspect.js';
 import { kind, only, rangeVar, str } from './lower.js';
 import { AUTH_USERS } from './reserved.js';
+import { viewNamed } from './views.js';
 import type { Statement, Step } from './statements.js';
 
 /**
@@ -117,10 +118,8 @@ export function grantStatement(n: Node, em: Emitter): Statement {
   const steps: Step[] = [];
   const names: string[] = [];
   for (const t of n.tables as Node[]) {
-    // note: a view's privileges are kept like a table's (a read of the view needs SELECT on it).
-    const schema = typeof t.db === 'string' && t.db !== '' ? t.db.toLowerCase() : null;
-    const view = typeof t.table === 'string' && (schema === null || schema === 'public') ? t.table.toLowerCase() : null;
-    if (view !== null && em.opts.views?.().has(view)) {
+    const view = viewNamed(em, t.db, t.table);
+    if (view !== null) {
       names.push(view);
       continue;
     }

@@ -440,7 +440,7 @@ function aExpr(f: Record<string, unknown>): Node {
   throw unsupported(`${String(f.kind).replace(/^AEXPR_/, '').replaceAll('_', ' ')} expressions`);
 }
 
-const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'jsonb_agg', 'json_agg', 'array_agg', 'string_agg']);
+const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'jsonb_agg', 'json_agg', 'array_agg', 'string_agg', 'jsonb_object_agg', 'json_object_agg']);
 
 function funcCall(f: Record<string, unknown>): Node {
   only('a function call', f, 'funcname,args,agg_order,agg_filter,agg_star,agg_distinct,over,func_variadic,agg_within_group');
@@ -464,7 +464,9 @@ function funcCall(f: Record<string, unknown>): Node {
   if (!schema && AGGREGATES.has(name.toLowerCase())) {
     const lname = name.toLowerCase();
     const order = list(f.agg_order);
-    if (lname !== 'count' && lname !== 'string_agg' && args.length !== 1) throw new EdgeError('invalid_request', `function ${lname} takes one argument`);
+    const pair = lname === 'jsonb_object_agg' || lname === 'json_object_agg';
+    if (pair && args.length !== 2) throw new EdgeError('invalid_request', `function ${lname} takes two arguments`);
+    if (lname !== 'count' && lname !== 'string_agg' && !pair && args.length !== 1) throw new EdgeError('invalid_request', `function ${lname} takes one argument`);
     if (lname === 'string_agg' && args.length !== 2) throw new EdgeError('invalid_request', 'string_agg takes two arguments');
     return {
       type: 'aggr_func',
@@ -473,7 +475,7 @@ function funcCall(f: Record<string, unknown>): Node {
         expr: f.agg_star ? { type: 'star', value: '*' } : args[0],
         distinct: f.agg_distinct ? 'DISTINCT' : null,
         orderby: order.length ? order.map(sortItem) : null,
-        separator: lname === 'string_agg' ? { delimiter: args[1] } : null,
+        separator: lname === 'string_agg' || pair ? { delimiter: args[1] } : null,
       },
       over,
       filter: f.agg_filter ? lowerExpr(f.agg_filter) : null,

@@ -96,6 +96,13 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
     return { sql: em._fn(f, l.sql, r.sql), type: 'bool', name: '?column?' };
   }
   if (ARITH.has(op)) return emitArith(em, op, left, right, scope);
+  if (op === '^') {
+    // note: Postgres' power operator: float8 (numeric when an operand is numeric), as power().
+    const l = em.expr(left, scope);
+    const r = em.expr(right, scope);
+    const type = l.type === 'numeric' || r.type === 'numeric' ? 'numeric' : 'float8';
+    return { sql: em._fn('pe_power', l.sql, r.sql), type, name: '?column?' };
+  }
   throw unsupported(`operator ${op}`);
 }
 
@@ -162,6 +169,10 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
   let l = em.expr(left, scope);
   let r = em.expr(right, scope);
   const isTs = (t: PgType | null) => t === 'timestamptz' || t === 'timestamp' || t === 'date';
+  const isInt = (t: PgType | null) => t === 'int4' || t === 'int8';
+  // note: date ± integer is a date that many days away (Postgres' date arithmetic).
+  if ((op === '+' || op === '-') && l.type === 'date' && isInt(r.type)) return { sql: `date(${l.sql}, (${op === '-' ? `-(${r.sql})` : r.sql}) || ' days')`, type: 'date', name: '?column?' };
+  if (op === '+' && isInt(l.type) && r.type === 'date') return { sql: `date(${r.sql}, (${l.sql}) || ' days')`, type: 'date', name: '?column?' };
   if (r.type === 'unknown' && isTs(l.type) && (op === '+' || op === '-')) r = emitCastTo(em, r, 'interval');
   if ((op === '+' || op === '-') && isTs(l.type) && r.type === 'interval') {
     const base = l.type === 'date' ? em._fn('pe_ts', l.sql) : l.sql;
@@ -191,6 +202,8 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
     if (op === '%' && (type === 'float8' || type === 'numeric')) throw unsupported('% on non-integers');
     return { sql: `(${l.sql} ${op} ${div})`, type, name: '?column?' };
   }
+  // note: numeric is exact in Postgres (0.1 + 0.2 = 0.3); here a double, so a sum, difference or product is rounded to 15 significant digits.
+  if (type === 'numeric' && !em.native && (op === '+' || op === '-' || op === '*')) return { sql: em._fn('pe_num15', `(${l.sql} ${op} ${r.sql})`), type, name: '?column?' };
   return { sql: `(${l.sql} ${op} ${r.sql})`, type, name: '?column?' };
 }
 

@@ -2,7 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { enumOrderKey } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
-import { tableFunction } from './from-functions.js';
+import { lateralFunction, tableFunction } from './from-functions.js';
 import { viewFrom } from './views.js';
 import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, checkKeys, columnName, tickCall, unsupported } from './emit.js';
 
@@ -225,7 +225,7 @@ export function emitStar(em: Emitter, e: Node, sources: Source[]): { sql: string
     const columns: ColumnType[] = [];
     for (const s of picked) {
       for (const c of s.columns!) {
-        parts.push(`${quoteIdent(s.alias)}.${quoteIdent(c.name)} AS ${quoteIdent(c.name)}`);
+        parts.push(`${s.exprs?.[c.name] ?? `${quoteIdent(s.alias)}.${quoteIdent(c.name)}`} AS ${quoteIdent(c.name)}`);
         columns.push(c);
       }
     }
@@ -239,7 +239,7 @@ export function emitFrom(em: Emitter, items: Node[], outer: Source[]): { sql: st
   let sql = '';
   items.forEach((it, i) => {
     em._count();
-    const { text, source } = emitFromItem(em, it, outer);
+    const { text, source } = emitFromItem(em, it, outer, sources);
     sources.push(source);
     if (i === 0) {
       sql = text;
@@ -270,7 +270,7 @@ export function emitFrom(em: Emitter, items: Node[], outer: Source[]): { sql: st
   return { sql, sources };
 }
 
-export function emitFromItem(em: Emitter, it: Node, outer: Source[]): { text: string; source: Source } {
+export function emitFromItem(em: Emitter, it: Node, outer: Source[], earlier: Source[] = []): { text: string; source: Source } {
   checkKeys(it, FROM_KEYS, 'a FROM item');
   // note: SQLite has no sampling: reading the whole table would be a silently different result.
   if (it.tablesample) throw unsupported('TABLESAMPLE');
@@ -289,7 +289,12 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[]): { text: st
     }
     return { text: `(${sub.sql}) AS ${quoteIdent(asName)}`, source: { alias: asName, columns: sub.columns } };
   }
-  if (it.fn) return tableFunction(em, it.fn as Node, asName, Array.isArray(it.columns) ? (it.columns as string[]) : null, outer);
+  if (it.fn) {
+    const names = Array.isArray(it.columns) ? (it.columns as string[]) : null;
+    // note: a function over an earlier item of the same FROM list (implicitly LATERAL in Postgres): SQLite's json_each joins it.
+    if (namesEarlier(it.fn as Node, earlier)) return lateralFunction(em, it.fn as Node, asName, names, [...earlier, ...outer]);
+    return tableFunction(em, it.fn as Node, asName, names, outer);
+  }
   if (it.type === 'expr' || it.expr) throw unsupported('this FROM item');
   if (typeof it.table !== 'string') throw unsupported('this FROM item');
   const plain = it.table.toLowerCase();
@@ -308,4 +313,26 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[]): { text: st
   const alias = asName ?? plain;
   const ref = em.tableRef(phys);
   return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: em.columnsOf(phys) } };
+}
+
+/** Whether a FROM function's arguments name a column of an earlier item of its FROM list (which Postgres resolves before outer queries' columns). */
+function namesEarlier(fn: Node, earlier: Source[]): boolean {
+  if (!earlier.length) return false;
+  const seen = new Set<unknown>();
+  const walk = (v: unknown): boolean => {
+    if (!v || typeof v !== 'object' || seen.has(v)) return false;
+    seen.add(v);
+    if (Array.isArray(v)) return v.some(walk);
+    const n = v as Node;
+    if (n.type === 'column_ref' && n.column !== '*') {
+      const t = n.table as unknown;
+      const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
+      const name = columnName(n);
+      if (table !== null) return earlier.some((s) => s.alias === table);
+      return earlier.some((s) => s.columns?.some((c) => c.name === name));
+    }
+    if (n.ast) return false;
+    return Object.values(n).some(walk);
+  };
+  return walk(fn.args);
 }

@@ -10,8 +10,7 @@ import { statement, type Statement } from './statements.js';
 import { statementPrivileges } from './privileges.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
-import { applyViewEffect, viewsRead, type StoredView, type ViewCatalog } from './views.js';
-import { SELECT } from '../grants.js';
+import { applyViewEffect, type StoredView, type ViewCatalog } from './views.js';
 
 
 /** A translated script: its statements and the caller parameters it uses. */
@@ -186,13 +185,14 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
     statements.push(s);
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
-    // note: a view read needs SELECT on the view too (its tables are checked as the caller's, security_invoker).
-    if (s.command === 'SELECT' || s.command === 'INSERT' || s.command === 'UPDATE' || s.command === 'DELETE') {
-      for (const v of viewsRead(em)) privileges.set(v, (privileges.get(v) ?? 0) | SELECT);
-    }
     for (const p of em.params) maxParam = Math.max(maxParam, p);
     if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
-    if (s.views) applyViewEffect(viewsNow(), s.views);
+    if (s.views) {
+      applyViewEffect(viewsNow(), s.views);
+      // note: SQLite's placeholder of a view takes its name; a later statement sees it made or gone.
+      for (const v of s.views.drop ?? []) overrides.set(v, null);
+      if (s.views.set) overrides.set(s.views.set.name, s.views.set.columns);
+    }
     if (s.effect) {
       if (s.command === 'DROP TABLE') overrides.set(s.effect.table, null);
       else overrides.set(s.effect.table, s.effect.columns);

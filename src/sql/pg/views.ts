@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { DROP_GRANTS } from '../grants.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { NOW, unsupported, type Emitter, type Node } from './emit.js';
 import { kind, lowerSelect, only, rangeVar, str } from './lower.js';
@@ -136,9 +137,6 @@ const stateOf = (em: Emitter) => {
   return s;
 };
 
-/** Every view this emitter expanded (a statement needs SELECT on each, as in Postgres). */
-export const viewsRead = (em: Emitter): ReadonlySet<string> => stateOf(em).read;
-
 /** The view `name` (of schema `db`, public or none) if there is one: its SQL and columns as a FROM item of alias `as`. */
 export function viewFrom(em: Emitter, db: unknown, name: string, as: string | null): { text: string; source: { alias: string; columns: ColumnType[] } } | null {
   const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
@@ -146,6 +144,9 @@ export function viewFrom(em: Emitter, db: unknown, name: string, as: string | nu
   const v = em.opts.views?.().get(name.toLowerCase());
   if (!v) return null;
   const { query, aliases } = loweredDefinition(v.definition);
+  // note: the caller needs SELECT on the view itself (GRANT/REVOKE … ON v), then on each table
+  // inside, as Postgres asks of a security_invoker view (privileges.ts reads refs).
+  em.refs.push(v.name);
   const body = viewBody(em, v.name, query, aliases, v.columns.length);
   const alias = as ?? v.name;
   return { text: `${body.sql} AS ${quoteIdent(alias)}`, source: { alias, columns: body.columns } };
@@ -250,7 +251,20 @@ function replaceable(old: ColumnType[], now: ColumnType[]): void {
 
 /** The steps that drop views (SQLite's placeholder and the catalog row). */
 const dropSteps = (names: Iterable<string>): Step[] =>
-  [...names].flatMap((v) => [{ sql: `DROP VIEW IF EXISTS ${quoteIdent(v)}` }, { sql: `DELETE FROM ${VIEWS_TABLE} WHERE name = ?`, fixed: [v] }]);
+  [...names].flatMap((v) => [
+    { sql: `DROP VIEW IF EXISTS ${quoteIdent(v)}` },
+    { sql: `DELETE FROM ${VIEWS_TABLE} WHERE name = ?`, fixed: [v] },
+    // note: a view made again under this name starts with the default privileges, as a table does.
+    { sql: DROP_GRANTS, fixed: [v] },
+  ]);
+
+/** `name` when it is a view of the project (a GRANT/REVOKE may name one, as Postgres' `ON TABLE` does), else null. */
+export function viewNamed(em: Emitter, db: unknown, table: unknown): string | null {
+  const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
+  if (schema !== null && schema !== 'public') return null;
+  const name = String(table).toLowerCase();
+  return em.opts.views?.().has(name) ? name : null;
+}
 
 /** Views (other than those in `dropping`) that read `name`, directly or through other views. */
 function dependents(views: Map<string, StoredView>, name: string, dropping: ReadonlySet<string>): string[] {

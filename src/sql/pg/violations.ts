@@ -44,6 +44,14 @@ export function valueErrorState(message: string): string | null {
   if (/^unit ".*" not recognized|^cannot get array length/.test(message)) return '22023';
   if (/^cannot drop type .* because other objects depend on it/.test(message)) return '2BP01';
   if (/^cannot insert a non-DEFAULT value into column|can only be updated to DEFAULT$/.test(message)) return '428C9';
+  if (/^field name must not be null|^too few arguments for format|^unterminated format|^unrecognized format/.test(message)) return '22023';
+  if (/^null character not permitted/.test(message)) return '54000';
+  if (/^step size cannot equal zero|^cannot extract elements from|^cannot call jsonb_\w+ on|^cannot deconstruct/.test(message)) return '22023';
+  if (/^invalid regular expression/.test(message)) return '2201B';
+  if (/^more than one row returned by a subquery|^ON CONFLICT DO UPDATE command cannot affect row a second time/.test(message)) return '21000';
+  if (/^there is no unique or exclusion constraint matching the ON CONFLICT/.test(message)) return '42P10';
+  if (/^missing FROM-clause entry for table/.test(message)) return '42P01';
+  if (/^(function|operator) .* does not exist/.test(message)) return '42883';
   return null;
 }
 
@@ -477,6 +485,10 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
   if (code.startsWith('SQLITE_CONSTRAINT')) {
     const pg = constraintError(code, message, e.facts as ViolationFacts | undefined, lookup);
     if (pg) return toEdge(pg, err);
+  }
+  // note: SQLite refuses an ON CONFLICT target without a matching unique index when it prepares the statement.
+  if (/ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint/.test(message)) {
+    return toEdge({ sqlstate: '42P10', message: 'there is no unique or exclusion constraint matching the ON CONFLICT specification' }, err);
   }
   const input = /pe_invalid_input: (.*)$/s.exec(message);
   if (input) {

@@ -4,6 +4,7 @@ import { EdgeError } from '../../core/errors.js';
 import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
+import { registerMore } from '../functions-more.js';
 import { FairQueue } from './fair-queue.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type WorkerResult } from './worker-main.js';
@@ -91,7 +92,7 @@ export class SqlPool {
     this.#source = [
       `const { parentPort, workerData } = require('node:worker_threads');`,
       `const Database = require(workerData.driver);`,
-      `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); };`,
+      `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); (${registerMore.toString()})(db); };`,
       // note: libpg-query loads on the first long SQL a worker parses (most workers never parse). The tree
       // goes back as JSON text: a structured clone of a very deep tree would overflow the stack uncaught.
       `const pg = require(workerData.pgQuery);`,

@@ -1,6 +1,7 @@
 import type { Catalog, CatalogFunction, Emitted } from './types.js';
 import type { PgType } from '../types.js';
 import { EVERYDAY } from './everyday.js';
+import { MORE } from './more.js';
 
 /**
  * The emitter's own functions as catalog entries (src/sql/pg/catalog/types.ts). The ones
@@ -20,5 +21,5 @@ export const CORE: Catalog = {
   replace: fixed(3, 3, ['text'], ([a, b, c]) => r(`replace(${a!.sql}, ${b!.sql}, ${c!.sql})`, 'text')),
 };
 
-/** Every catalog function by name: the everyday ones win over the core ones of the same name. */
-export const FUNCTIONS: Catalog = { ...CORE, ...EVERYDAY };
+/** Every catalog function by name: the everyday ones (and more.ts') win over the core ones of the same name. */
+export const FUNCTIONS: Catalog = { ...CORE, ...EVERYDAY, ...MORE };

@@ -33,6 +33,8 @@ export interface CatalogFunction {
    * on connections without them.
    */
   registered?: boolean;
+  /** In DDL (no registered functions there), the plain-SQLite form, where one exists. */
+  native?(args: readonly Arg[]): Emitted;
   /** The call's SQLite from its arguments; throws EdgeError for bad constant arguments. */
   emit(args: readonly Arg[]): Emitted;
 }
