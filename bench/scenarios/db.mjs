@@ -29,7 +29,15 @@ async function doSeed(server) {
   await api(server, 'POST', '/db/tables', { name: 'bench_rls', type: 'relational', columns: [{ name: 'owner', type: 'uuid' }, { name: 'title', type: 'text' }] });
   await api(server, 'PUT', '/db/tables/bench_rls/rls', { enabled: true, policies: { select: 'owner = auth.uid()' } });
   const own = await api(server, 'POST', '/db/tables/bench_rls/rows', { data: { owner: user.user.id, title: 'mine' } });
-  return { first, rlsId: own.id, token: user.access_token };
+  // The organisation pattern: a policy whose subquery reads members under members' own RLS.
+  const org = '00000000-0000-4000-8000-000000000001';
+  await api(server, 'POST', '/db/tables', { name: 'bench_members', type: 'relational', columns: [{ name: 'org_id', type: 'uuid' }, { name: 'user_id', type: 'uuid' }] });
+  await api(server, 'POST', '/db/tables', { name: 'bench_org', type: 'relational', columns: [{ name: 'org_id', type: 'uuid' }, { name: 'title', type: 'text' }] });
+  await api(server, 'PUT', '/db/tables/bench_members/rls', { enabled: true, policies: { select: 'user_id = auth.uid()' } });
+  await api(server, 'PUT', '/db/tables/bench_org/rls', { enabled: true, policies: { select: 'exists (select 1 from bench_members m where m.org_id = bench_org.org_id and m.user_id = auth.uid())' } });
+  await api(server, 'POST', '/db/tables/bench_members/rows', { data: { org_id: org, user_id: user.user.id } });
+  const orgRow = await api(server, 'POST', '/db/tables/bench_org/rows', { data: { org_id: org, title: 'ours' } });
+  return { first, rlsId: own.id, orgId: orgRow.id, token: user.access_token };
 }
 
 const bareGet = { server: bareDb, setup: async (s) => ({ path: `/rows/${s.info.first_id}` }) };
@@ -55,6 +63,18 @@ export default {
         },
       },
       targets: { minRatio: 0.5, maxP99Ratio: 3 },
+    },
+    {
+      name: 'GET row by id with Bearer + RLS `exists (select 1 from members m where …)` (members under its own RLS) vs bare GET /rows/:id',
+      baseline: bareGet,
+      target: {
+        server: edge,
+        setup: async (s) => {
+          const x = await seed(s);
+          return { path: `/db/tables/bench_org/rows/${x.orgId}`, headers: { ...pub(s.info), authorization: `Bearer ${x.token}` } };
+        },
+      },
+      targets: { minRatio: 0.4, maxP99Ratio: 3 },
     },
     {
       name: 'GET rows?filter=city.eq.c42&limit=20 (100k rows, indexed) vs bare GET /rows?city=c42',

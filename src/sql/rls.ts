@@ -2,14 +2,32 @@ import type { AuthContext } from '../core/auth-context.js';
 import { systemColumns, type CompiledPolicy, type PolicyParam, type TableDef } from './table-model.js';
 import { JSON_KEY, jsonPathLiteral, quoteIdent } from './quote.js';
 import { translateExpr, type ExprScope } from './translate.js';
+import { EdgeError } from '../core/errors.js';
 
-/** The translator's view of a table: its real columns, and JSON paths into JSON columns. */
-export function tableScope(def: TableDef): ExprScope {
-  const cols = new Map<string, boolean>(); // name → holds JSON
+/** A table's columns, name → holds JSON. */
+export function columnsOf(def: TableDef): Map<string, boolean> {
+  const cols = new Map<string, boolean>();
   for (const c of systemColumns(def)) cols.set(c, false);
   if (def.kind === 'document') cols.set('data', true);
   for (const c of def.columns) cols.set(c.name, c.type === 'jsonb');
+  return cols;
+}
+
+/** The rows API's tables a policy's subqueries may read, by name. */
+export type TableLookup = (name: string) => TableDef | null;
+
+/** The translator's view of a table: its real columns, and JSON paths into JSON columns. */
+export function tableScope(def: TableDef, lookup?: TableLookup): ExprScope {
+  const cols = columnsOf(def);
   return {
+    name: def.name,
+    relation: lookup
+      ? (table) => {
+          const other = table === def.name ? def : lookup(table);
+          if (!other) throw new EdgeError('invalid_request', `relation "${table}" does not exist`, { details: { sqlstate: '42P01' } });
+          return columnsOf(other);
+        }
+      : undefined,
     column: (name) => (cols.has(name) ? quoteIdent(name) : null),
     isBoolean: (name) => def.columns.some((c) => c.name === name && c.type === 'bool'),
     jsonPath: (name, path) => {
@@ -23,9 +41,9 @@ export function tableScope(def: TableDef): ExprScope {
  * Compiles one policy when it is written: translated once, stored, and bound per
  * request from the auth context without re-parsing (docs/api.md "Row-level security").
  */
-export function compilePolicy(source: string, def: TableDef): CompiledPolicy {
-  const t = translateExpr(source, tableScope(def));
-  return { sql: t.sql, params: t.params };
+export function compilePolicy(source: string, def: TableDef, lookup?: TableLookup): CompiledPolicy {
+  const t = translateExpr(source, tableScope(def, lookup));
+  return t.refs ? { sql: t.sql, params: t.params, refs: t.refs } : { sql: t.sql, params: t.params };
 }
 
 /** The values of a compiled policy's parameters for one caller. */
@@ -41,7 +59,7 @@ export function bindPolicy(params: readonly PolicyParam[], auth: AuthContext): u
         out[i] = auth.role;
         break;
       case 'jwt':
-        out[i] = claimValue(auth, p.claim);
+        out[i] = p.path || p.json ? claimPath(auth, p.claim, p.path ?? [], p.json === true) : claimValue(auth, p.claim);
         break;
       case 'lit':
         out[i] = p.v;
@@ -57,6 +75,19 @@ function claimValue(auth: AuthContext, claim: string): unknown {
   const fixed: Record<string, unknown> = { sub: u.id, role: u.role, sid: u.sessionId, aal: u.aal };
   const v = claim in fixed ? fixed[claim] : u.claims[claim];
   if (v === undefined || v === null) return null;
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return v;
+}
+
+/** `auth.jwt() -> 'a' ->> 'b'` (text, as `->>` gives it) or `… -> 'b'` (JSON text); NULL where the path ends. */
+function claimPath(auth: AuthContext, claim: string, path: readonly string[], json: boolean): unknown {
+  const u = auth.user;
+  const fixed: Record<string, unknown> = u ? { sub: u.id, role: u.role, sid: u.sessionId, aal: u.aal } : { role: auth.role };
+  let v: unknown = claim in fixed ? fixed[claim] : u?.claims[claim];
+  for (const k of path) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined;
+  if (v === undefined || v === null) return null;
+  if (json) return JSON.stringify(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'object') return JSON.stringify(v);
   return v;

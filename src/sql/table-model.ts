@@ -52,13 +52,31 @@ export interface TableDef {
 export type PolicyParam =
   | { k: 'uid' }
   | { k: 'role' }
-  | { k: 'jwt'; claim: string }
+  | { k: 'jwt'; claim: string; path?: string[]; json?: boolean }
   | { k: 'lit'; v: string | number | null };
 
 export interface CompiledPolicy {
   /** A parenthesised SQLite boolean expression with `?` placeholders. */
   sql: string;
   params: PolicyParam[];
+  /**
+   * Tables its subqueries read (src/sql/policy-expand.ts): the SQL holds a `\0R<table>\0` marker
+   * for each, replaced by the table's RLS-filtered form when the catalog loads.
+   */
+  refs?: string[];
+  /** Set when expanding failed (a policy cycle, 42P17): using the policy is this error. */
+  error?: { sqlstate: string; message: string };
+}
+
+/** A named policy as CREATE POLICY writes it (docs/sql.md "Policies"). */
+export interface NamedPolicy {
+  name: string;
+  command: 'all' | PolicyOp;
+  permissive: boolean;
+  /** Empty: public. */
+  roles: string[];
+  using: string | null;
+  check: string | null;
 }
 
 export type PolicyOp = 'select' | 'insert' | 'update' | 'delete';
@@ -67,8 +85,11 @@ export const POLICY_OPS: readonly PolicyOp[] = ['select', 'insert', 'update', 'd
 export interface RlsState {
   enabled: boolean;
   policies: Partial<Record<PolicyOp, string>>;
-  compiled: Partial<Record<PolicyOp, CompiledPolicy>>;
+  /** Per op, and `update_check` (the new row of an update) when it differs from `update`. */
+  compiled: Partial<Record<PolicyOp | 'update_check', CompiledPolicy>>;
   version: number;
+  /** The named policies (null for a row written before names were kept: derived from `policies`). */
+  named?: NamedPolicy[] | null;
 }
 
 /** Columns every table has, in the order they are presented. */

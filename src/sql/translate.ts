@@ -2,6 +2,8 @@ import type { PolicyParam } from './table-model.js';
 import { EdgeError } from '../core/errors.js';
 import { lowerSelect } from './pg/lower.js';
 import { parseScript } from './pg/parse.js';
+import { isReservedName, reservedRefusal } from './pg/reserved.js';
+import { jsonPathLiteral, JSON_KEY, quoteIdent } from './quote.js';
 
 
 /** How the translator names the row's columns. */
@@ -12,11 +14,27 @@ export interface ExprScope {
   jsonPath(column: string, path: readonly string[]): string | null;
   /** Whether a column is boolean (it may then stand alone as a condition). */
   isBoolean?(name: string): boolean;
+  /** The row's table name (qualifies its columns inside subqueries; `t.col` at the top level). */
+  name?: string;
+  /**
+   * Another table a subquery reads (`exists (select … from u …)`): its columns (name → holds
+   * JSON). Throws for a table that does not exist or may not be read. Absent: no subqueries.
+   */
+  relation?(table: string): ReadonlyMap<string, boolean>;
+}
+
+/** A table a subquery reads: the name it is known by, its generated SQL alias, its columns. */
+interface Frame {
+  alias: string;
+  sql: string;
+  columns: ReadonlyMap<string, boolean>;
 }
 
 export interface TranslatedExpr {
   sql: string;
   params: PolicyParam[];
+  /** Tables read by subqueries (the SQL marks each with `\0R<table>\0`). */
+  refs?: string[];
 }
 
 type Node = { type?: string; [k: string]: unknown };
@@ -52,7 +70,7 @@ export function translateExpr(source: string, scope: ExprScope): TranslatedExpr 
   }
   const t = new Translator(scope);
   const sql = t.bool(sel.where as Node);
-  return { sql: `(${sql})`, params: t.params };
+  return t.refs.size ? { sql: `(${sql})`, params: t.params, refs: [...t.refs] } : { sql: `(${sql})`, params: t.params };
 }
 
 /** The `auth.x()` call of a subquery `(SELECT auth.x())` with nothing else in it, or null. */
@@ -73,7 +91,10 @@ function scalarAuthCall(n: Node): Node | null {
 
 class Translator {
   readonly params: PolicyParam[] = [];
+  readonly refs = new Set<string>();
   #nodes = 0;
+  #frames: Frame[] = [];
+  #aliases = 0;
   constructor(readonly scope: ExprScope) {}
 
   #count(): void {
@@ -89,6 +110,11 @@ class Translator {
       return this.predicate(op, n);
     }
     if (n.type === 'unary_expr' && String(n.operator).toUpperCase() === 'NOT') return `(NOT ${this.bool(n.expr as Node)})`;
+    if (n.type === 'unary_expr' && String(n.operator).toUpperCase() === 'EXISTS') {
+      const q = (n.expr as Node | undefined)?.ast as Node | undefined;
+      if (!q) throw unsupported('EXISTS takes a subquery');
+      return `(EXISTS (${this.subquery(q, false)}))`;
+    }
     if (n.type === 'function' && fnName(n) === 'NOT') {
       const args = fnArgs(n);
       if (args.length !== 1) throw unsupported('NOT takes one operand');
@@ -118,6 +144,8 @@ class Translator {
         if (right.type !== 'expr_list' || !Array.isArray(right.value) || right.value.length === 0) {
           throw unsupported('IN takes a non-empty list of values');
         }
+        const only = right.value.length === 1 ? ((right.value[0] as Node).ast as Node | undefined) : undefined;
+        if (only) return `(${this.value(left)} ${op} (${this.subquery(only, true)}))`;
         // note: the left operand first: its parameters (`auth.role() IN (…)`) are bound before the list's.
         const l = this.value(left);
         const items = (right.value as Node[]).map((v) => this.value(v));
@@ -164,7 +192,7 @@ class Translator {
         // statement); here it is the same value as `auth.uid()`. Any other subquery stays refused.
         const inner = scalarAuthCall(n);
         if (inner) return inner.type === 'binary_expr' ? this.arrow(inner) : this.authFn(inner, null);
-        if (n.ast !== undefined) throw unsupported('subqueries are not allowed');
+        if (n.ast !== undefined) return `(${this.subquery(n.ast as Node, true)})`;
         break;
       }
       case 'binary_expr': {
@@ -181,11 +209,87 @@ class Translator {
   }
 
   column(n: Node): string {
-    if (n.table !== null && n.table !== undefined) throw unsupported('qualified column names are not allowed');
-    const name = columnName(n);
+    return this.#resolve(n, columnName(n), null);
+  }
+
+  /**
+   * A column (or a JSON path into one), innermost subquery table first, then the row's own
+   * table: `alias.col`, a bare `col`, or `t.col` naming the policy's table. Inside a subquery
+   * the row's columns are qualified by its table name (a bare name would read the inner table).
+   */
+  #resolve(n: Node, name: string, path: string[] | null): string {
+    const q = n.table === null || n.table === undefined ? null : String(n.table);
+    const json = (col: string, holds: boolean | undefined): string => {
+      if (path === null) return col;
+      if (!holds || path.length === 0 || !path.every((p) => JSON_KEY.test(p))) throw unsupported(`column "${name}" does not hold JSON, or the path is invalid`);
+      return `json_extract(${col}, ${jsonPathLiteral(path)})`;
+    };
+    for (let i = this.#frames.length - 1; i >= 0; i--) {
+      const f = this.#frames[i]!;
+      if (q !== null ? f.alias !== q : !f.columns.has(name)) continue;
+      if (!f.columns.has(name)) throw new EdgeError('invalid_request', `column ${q}.${name} does not exist`, { details: { sqlstate: '42703' } });
+      return json(`${f.sql}.${quoteIdent(name)}`, f.columns.get(name));
+    }
+    if (q !== null && q !== this.scope.name) {
+      throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${q}"`, { details: { sqlstate: '42P01' } });
+    }
     const sql = this.scope.column(name);
     if (sql === null) throw new EdgeError('invalid_request', `unknown column "${name}"`);
-    return sql;
+    const own = this.#frames.length ? `${quoteIdent(this.scope.name ?? '')}.${sql}` : sql;
+    if (path === null) return own;
+    const direct = this.scope.jsonPath(name, path);
+    if (direct === null) throw unsupported(`column "${name}" does not hold JSON, or the path is invalid`);
+    return this.#frames.length ? json(own, true) : direct;
+  }
+
+  /**
+   * `(SELECT … FROM u [AS a][, …] [WHERE …])` of EXISTS, IN or a scalar subquery, over tables
+   * the rows API lists. Each table is a `\0R<table>\0` marker, replaced when the catalog loads by
+   * the table's RLS-filtered form (policy-expand.ts): the subquery reads as the caller, as in Postgres.
+   */
+  subquery(q: Node, oneColumn: boolean): string {
+    this.#count();
+    if (!this.scope.relation || !this.scope.name) throw unsupported('subqueries are not allowed here');
+    if (q.type !== 'select' || q._next !== undefined || q.with != null) throw unsupported('a subquery in a policy is one SELECT (no UNION or WITH)');
+    if (q.groupby != null || q.having != null || q.distinct != null || (q.limit as { value?: unknown[] } | null | undefined)?.value?.length) {
+      throw unsupported('a subquery in a policy takes no GROUP BY, HAVING, DISTINCT or LIMIT');
+    }
+    const from = q.from as Node[] | null | undefined;
+    if (!Array.isArray(from) || from.length === 0) throw unsupported('a subquery in a policy reads a table (FROM …)');
+    const frames: Frame[] = [];
+    const parts: string[] = [];
+    for (const item of from) {
+      if (item.join !== undefined || item.expr !== undefined || item.type !== undefined || typeof item.table !== 'string') {
+        throw unsupported('a subquery in a policy reads tables listed in FROM (no JOIN, subquery or function there: write the condition in WHERE)');
+      }
+      const db = item.db === null || item.db === undefined ? null : String(item.db);
+      const table = item.table;
+      if ((db !== null && isReservedName(db)) || isReservedName(table)) throw reservedRefusal(db ? `${db}.${table}` : table);
+      if (db !== null && db !== 'public') throw unsupported(`tables outside the public schema in policies ("${db}.${table}")`);
+      const columns = this.scope.relation(table);
+      const sql = quoteIdent(`pe_s${++this.#aliases}`);
+      this.refs.add(table);
+      parts.push(`\0R${table}\0 AS ${sql}`);
+      frames.push({ alias: typeof item.as === 'string' ? item.as : table, sql, columns });
+    }
+    this.#frames.push(...frames);
+    try {
+      let cols = '1';
+      if (!oneColumn) {
+        // note: EXISTS ignores what its subquery selects, but Postgres still checks the names in it.
+        const mark = this.params.length;
+        for (const c of (q.columns as Node[] | undefined) ?? []) if ((c.expr as Node | undefined)?.column !== '*') this.value(c.expr as Node);
+        this.params.length = mark;
+      } else {
+        const list = q.columns as Node[] | undefined;
+        if (!Array.isArray(list) || list.length !== 1 || (list[0]!.expr as Node | undefined)?.column === '*') throw unsupported('a subquery used as a value returns one column');
+        cols = this.value(list[0]!.expr as Node);
+      }
+      const where = q.where ? ` WHERE ${this.bool(q.where as Node)}` : '';
+      return `SELECT ${cols} FROM ${parts.join(', ')}${where}`;
+    } finally {
+      this.#frames.length -= frames.length;
+    }
   }
 
   /** `col -> 'a' ->> 'b'` or `auth.jwt() ->> 'claim'`. */
@@ -198,20 +302,15 @@ class Translator {
       path.unshift(String(key.value).replaceAll("''", "'"));
       cur = cur.left as Node;
     }
-    if (cur.type === 'function') return this.authFn(cur, path);
+    if (cur.type === 'function') return this.authFn(cur, path, n.operator === '->');
     // `(select auth.jwt()) ->> 'email'`
     const sub = cur.type === undefined ? scalarAuthCall(cur) : null;
-    if (sub?.type === 'function') return this.authFn(sub, path);
+    if (sub?.type === 'function') return this.authFn(sub, path, n.operator === '->');
     if (cur.type !== 'column_ref') throw unsupported('JSON operators apply to a column');
-    if (cur.table !== null && cur.table !== undefined) throw unsupported('qualified column names are not allowed');
-    const name = columnName(cur);
-    if (this.scope.column(name) === null) throw new EdgeError('invalid_request', `unknown column "${name}"`);
-    const sql = this.scope.jsonPath(name, path);
-    if (sql === null) throw unsupported(`column "${name}" does not hold JSON, or the path is invalid`);
-    return sql;
+    return this.#resolve(cur, columnName(cur), path);
   }
 
-  authFn(n: Node, path: string[] | null): string {
+  authFn(n: Node, path: string[] | null, json = false): string {
     const schema = (n.name as { schema?: { value?: string } } | undefined)?.schema?.value;
     const name = fnName(n);
     if (schema?.toLowerCase() !== 'auth' || fnArgs(n).length !== 0) throw unsupported(`function ${name} is not allowed`);
@@ -223,10 +322,12 @@ class Translator {
         if (path) break;
         return this.param({ k: 'role' });
       case 'jwt':
-        if (!path || path.length !== 1) break;
-        return this.param({ k: 'jwt', claim: path[0]! });
+        if (!path || path.length === 0 || path.length > 8) break;
+        // note: one `->>` step keeps the stored form of main's policies ({k, claim}).
+        if (path.length === 1 && !json) return this.param({ k: 'jwt', claim: path[0]! });
+        return this.param(json ? { k: 'jwt', claim: path[0]!, path: path.slice(1), json } : { k: 'jwt', claim: path[0]!, path: path.slice(1) });
     }
-    throw unsupported('allowed functions: auth.uid(), auth.role(), auth.jwt() ->> \'claim\'');
+    throw unsupported('allowed functions: auth.uid(), auth.role(), auth.jwt() ->> \'claim\' (or -> \'a\' ->> \'b\')');
   }
 
   param(p: PolicyParam): string {

@@ -81,7 +81,11 @@ describe('emitted SQLite per construct family', () => {
 
   it('reads CREATE POLICY … TO authenticated USING (…) and keeps the expression text', () => {
     const t = translateUncached('create policy "own" on t for select to authenticated using (type = auth.uid()::text)', (p) => (p === 't' ? T : null));
-    expect(t.statements[0]!.policy).toEqual({ name: 'own', table: 't', add: { select: "auth.role() IN ('authenticated') AND (type = auth.uid()::text)" } });
+    expect(t.statements[0]!.policy).toEqual({
+      action: 'create',
+      table: 't',
+      policy: { name: 'own', command: 'select', permissive: true, roles: ['authenticated'], using: 'type = auth.uid()::text', check: null },
+    });
   });
 });
 

@@ -316,7 +316,7 @@ export class AuthService {
   #access(projectId: string, user: UserRow, sessionId: string, aal: string, again?: { jti: string; iat: number }): Promise<IssuedAccess> {
     return this.tokens.issue(
       projectId,
-      { userId: user.id, role: user.role, sessionId, aal, email: user.email, isAnonymous: user.is_anonymous === 1 },
+      { userId: user.id, role: user.role, sessionId, aal, email: user.email, isAnonymous: user.is_anonymous === 1, appMetadata: JSON.parse(user.app_metadata) as Record<string, unknown> },
       again,
     );
   }

@@ -30,6 +30,8 @@ export interface AccessSubject {
   readonly aal: string;
   readonly email: string | null;
   readonly isAnonymous: boolean;
+  /** The user's app_metadata, a claim as in Supabase (policies read `auth.jwt() -> 'app_metadata'`). */
+  readonly appMetadata?: Record<string, unknown>;
 }
 
 export interface IssuedAccess {
@@ -110,6 +112,7 @@ export class Tokens {
       aal: s.aal,
       email: s.email,
       is_anonymous: s.isAnonymous,
+      app_metadata: s.appMetadata ?? {},
     })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(s.userId)

@@ -7,10 +7,12 @@ import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { buildGroupedList, buildList } from './list-query.js';
 import { bindPolicy, compilePolicy } from '../../sql/rls.js';
+import { usePolicy } from '../../sql/policy-expand.js';
+import { compileSet, namedFromJson, namedOf } from '../../sql/policy-set.js';
 import { parseListQuery } from './filters.js';
 import { catalogStore, inTransaction, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
-import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
+import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type NamedPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { checkStrings, fromStored } from './column-values.js';
 import { dataOf, relationalValues, rlsDenied } from './values.js';
 import { schemaGraph, tableView } from './views.js';
@@ -143,31 +145,40 @@ export class DbService {
 
   getRls(lease: ProjectLease, name: string): unknown {
     const t = this.table(lease, name);
-    return { table: name, enabled: t.rls.enabled, policies: t.rls.policies };
+    return rlsView(name, t.rls.enabled, t.rls.policies, namedOf(t.rls));
   }
 
-  /** Compiles every policy now; a policy that does not translate is a 400 and nothing is stored. */
+  /**
+   * Replaces a table's policies: `policies` (one per operation, kept as rls_<op>) and/or `named`
+   * (policies as CREATE POLICY makes them). Compiles every policy now; a policy that does not
+   * translate is a 400 and nothing is stored (docs/api.md "Row-level security").
+   */
   putRls(lease: ProjectLease, name: string, body: Record<string, unknown>): unknown {
     const t = this.table(lease, name, true);
-    const { enabled, policies = {} } = body;
+    const { enabled, policies = {}, named = [] } = body;
     if (typeof enabled !== 'boolean') throw invalidField('enabled', 'must be a boolean');
     if (policies === null || typeof policies !== 'object' || Array.isArray(policies)) throw invalidField('policies', 'must be an object');
+    if (!Array.isArray(named)) throw invalidField('named', 'must be a list of policies');
     const src: RlsState['policies'] = {};
-    const compiled: RlsState['compiled'] = {};
     for (const [op, expr] of Object.entries(policies)) {
       if (!(POLICY_OPS as readonly string[]).includes(op)) throw invalidField(`policies.${op}`, 'must be select, insert, update or delete');
       if (expr === null) continue;
       if (typeof expr !== 'string') throw invalidField(`policies.${op}`, 'must be a SQL expression string');
-      try {
-        compiled[op as PolicyOp] = compilePolicy(expr, t.def);
-      } catch (err) {
-        if (err instanceof EdgeError) throw new EdgeError(err.code, `policies.${op}: ${err.message}`);
-        throw err;
-      }
       src[op as PolicyOp] = expr;
     }
-    catalogStore.writeRls(lease, name, enabled, src, compiled, now());
-    return { table: name, enabled, policies: src };
+    const list = [...namedOf({ named: null, policies: src }), ...named.map((v, i) => namedFromJson(v, i))];
+    const tables = this.tables(lease, true);
+    let set: ReturnType<typeof compileSet>;
+    try {
+      set = compileSet(list, t.def, (n) => tables.get(n)?.def ?? null);
+    } catch (err) {
+      // note: a `policies.<op>` expression keeps the message it always had.
+      const m = err instanceof EdgeError ? /^policy "rls_(select|insert|update|delete)" \([a-z ]+\): /.exec(err.message) : null;
+      if (m && err instanceof EdgeError) throw new EdgeError(err.code, `policies.${m[1]}: ${err.message.slice(m[0].length)}`, err.details ? { details: err.details } : undefined);
+      throw err;
+    }
+    catalogStore.writeRls(lease, name, enabled, set.policies, set.compiled, list, now());
+    return rlsView(name, enabled, set.policies, list);
   }
 
   /** The list envelope as JSON text (document rows are spliced from their stored JSON, never re-parsed). */
@@ -313,7 +324,8 @@ export class DbService {
           : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
         raw = r[0]!;
         row = toRow(t, raw, null);
-        if (upd && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, upd.p))).get(id, ...upd.values)) throw rlsDenied('update');
+        const after = updateCheck(t, upd, auth);
+        if (after && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, after.p))).get(id, ...after.values)) throw rlsDenied('update');
         const images = { newRow: imageOf(t, raw), oldRow: imageOf(t, oldRaw) };
         change = appendChange(lease, 'update', name, id, row.data, old.data, at, images, rel ? undefined : (raw.data as string));
       });
@@ -426,8 +438,21 @@ function sqlOf(t: TableInfo, key: string, build: () => string): string {
 function policy(t: TableInfo, op: PolicyOp, auth: AuthContext): Bound | null {
   if (t.grants !== undefined) requirePrivilege(t.grants, auth, t.def.name, OP_BITS[op]);
   if (!t.rls.enabled || auth.role === 'service_role') return null;
-  const p = t.rls.compiled[op] ?? DENY;
+  const p = usePolicy(t.rls.compiled[op] ?? DENY);
   return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };
+}
+
+/** The new row of an update: the update policies' WITH CHECK when one differs from their USING. */
+function updateCheck(t: TableInfo, upd: Bound | null, auth: AuthContext): Bound | null {
+  const c = t.rls.compiled.update_check;
+  if (!upd || !c) return upd;
+  const p = usePolicy(c);
+  return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };
+}
+
+/** `GET`/`PUT …/rls`: the combined expression per operation, and the named policies. */
+function rlsView(table: string, enabled: boolean, policies: RlsState['policies'], named: NamedPolicy[]): unknown {
+  return { table, enabled, policies, named: named.map((p) => ({ name: p.name, command: p.command, permissive: p.permissive, roles: p.roles.length ? p.roles : ['public'], using: p.using, check: p.check })) };
 }
 
 /** Compiles stored policy sources (seeded defaults); one that no longer translates denies. */

@@ -24,8 +24,10 @@ import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
 import { readViews } from './view-store.js';
 import { introspectedViews } from '../../sql/pg/views.js';
-import { POLICY_OPS, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
-import { bindPolicy, compilePolicy } from '../../sql/rls.js';
+import type { TableInfo } from '../../sql/table-model.js';
+import { bindPolicy } from '../../sql/rls.js';
+import { policyWrites } from './policy-writes.js';
+import { usePolicy } from '../../sql/policy-expand.js';
 import { pgError } from '../../sql/pg/violations.js';
 import { requirePrivileges } from '../../sql/grants.js';
 import { enumOfDecl } from '../../sql/pg/types-ddl.js';
@@ -170,7 +172,7 @@ export class QueryService {
       spend(at, fast);
       return [shape(only!.command, only!.columns, fast)];
     }
-    const policies = this.#policyWrites(lease, t);
+    const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t) : new Map<Statement, unknown[]>();
     const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
       s.steps.map((step) => {
@@ -181,7 +183,7 @@ export class QueryService {
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
-    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.grants === true || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command.startsWith('ALTER') || s.command === 'COMMENT');
+    const schemaChange = t.statements.some((s) => s.effect !== undefined || s.rls !== undefined || s.grants === true || s.policy !== undefined || s.command.startsWith('CREATE') || s.command.startsWith('DROP') || s.command.startsWith('ALTER') || s.command === 'COMMENT');
     let raw: WorkerResult[];
     let captured: WorkerChange[] = [];
     const capture = t.readOnly ? undefined : this.#capture(lease, t);
@@ -229,50 +231,6 @@ export class QueryService {
     if (t.privileges.size !== 0) requirePrivileges(catalogStore.grants(this.#db.tables(lease)), auth, t.privileges);
   }
 
-  /**
-   * The values of each CREATE POLICY step: the table's policies (from the catalog, or from
-   * earlier statements of the script, which may also have created the table) with the new
-   * expressions ORed in, compiled now — a policy that does not translate is a 400 and
-   * nothing of the script runs — and written by the step in the script's transaction.
-   */
-  #policyWrites(lease: ProjectLease, t: Translation): Map<Statement, unknown[]> {
-    const out = new Map<Statement, unknown[]>();
-    if (!t.statements.some((s) => s.policy)) return out;
-    const tables = this.#db.tables(lease, true);
-    const state = new Map<string, { def: TableDef; policies: RlsState['policies'] }>();
-    for (const s of t.statements) {
-      if (s.catalogDef && s.effect) {
-        const def = { name: s.effect.table, kind: 'relational', created_at: null, ...s.catalogDef } as TableDef;
-        state.set(s.effect.table, { def, policies: {} });
-      }
-      if (!s.policy) continue;
-      const { name: policyName, table, add } = s.policy;
-      let cur = state.get(table);
-      if (!cur) {
-        const info = tables.get(table);
-        if (!info) throw new EdgeError('invalid_request', `policies apply to tables GET /db/tables lists; "${table}" is not one of them (docs/sql.md "Tables made by raw DDL")`);
-        cur = { def: info.def, policies: { ...info.rls.policies } };
-        state.set(table, cur);
-      }
-      const compiled: RlsState['compiled'] = {};
-      for (const op of POLICY_OPS) {
-        const added = add[op];
-        const old = cur.policies[op];
-        const src = added === undefined ? old : old === undefined ? added : `(${old}) OR (${added})`;
-        if (src === undefined) continue;
-        try {
-          compiled[op] = compilePolicy(src, cur.def);
-        } catch (err) {
-          if (!(err instanceof EdgeError)) throw err;
-          throw new EdgeError(err.code, `policy "${policyName}" (${op}): ${err.message}`, err.details ? { details: err.details } : undefined);
-        }
-        cur.policies[op] = src;
-      }
-      out.set(s, [table, JSON.stringify(cur.policies), JSON.stringify(compiled)]);
-    }
-    return out;
-  }
-
   /** Triggers for the db-catalog tables a writing script names, so its row changes become change events. */
   #capture(lease: ProjectLease, t: Translation): WorkerJob['capture'] {
     const tables = this.#db.tables(lease);
@@ -311,7 +269,7 @@ export class QueryService {
     return (name) => {
       const info = tables.get(name)!;
       if (!info.rls.enabled) return { sql: quoteIdent(name), params: [] };
-      const p = info.rls.compiled.select ?? { sql: '(0)', params: [] };
+      const p = usePolicy(info.rls.compiled.select ?? { sql: '(0)', params: [] });
       return { sql: `(SELECT * FROM ${quoteIdent(name)} WHERE ${p.sql})`, params: p.params.length ? bindPolicy(p.params, auth) : [] };
     };
   }

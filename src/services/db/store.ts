@@ -4,7 +4,8 @@ import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 import { toStored } from './column-values.js';
 import { loadGrants } from './grants-store.js';
 import { DROP_GRANTS, NO_GRANTS, type Grants } from '../../sql/grants.js';
-import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
+import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, NamedPolicy, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
+import { expandPolicies } from '../../sql/policy-expand.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
 
@@ -20,6 +21,7 @@ interface RlsRow {
   policies: string;
   compiled: string | null;
   version: number;
+  named: string | null;
 }
 interface PragmaCol {
   name: string;
@@ -71,7 +73,7 @@ export const catalogStore = {
     if (cached.tables && cached.schemaVersion === sv) return cached.tables;
     const tables = new Map<string, TableInfo>();
     const rls = new Map<string, RlsRow>();
-    for (const r of lease.stmt('SELECT tbl, enabled, policies, compiled, version FROM "_svc_meta.rls"').all() as RlsRow[]) {
+    for (const r of lease.stmt('SELECT tbl, enabled, policies, compiled, version, named FROM "_svc_meta.rls"').all() as RlsRow[]) {
       rls.set(r.tbl, r);
     }
     for (const r of lease.stmt('SELECT name, kind, def, created_at FROM "_svc_meta.tables" ORDER BY name').all() as CatalogRow[]) {
@@ -87,6 +89,7 @@ export const catalogStore = {
     for (const [name, t] of tables) t.grants = grants.get(name);
     GRANTS.set(tables, grants);
     applyComments(lease, tables);
+    expandPolicies(tables);
     cached.schemaVersion = sv;
     cached.tables = tables;
     return tables;
@@ -152,14 +155,14 @@ export const catalogStore = {
     return lease.stmt('SELECT 1 FROM sqlite_schema WHERE name = ? COLLATE NOCASE').get(name) !== undefined;
   },
 
-  writeRls(lease: ProjectLease, table: string, enabled: boolean, policies: object, compiled: object, at: string): void {
+  writeRls(lease: ProjectLease, table: string, enabled: boolean, policies: object, compiled: object, named: object, at: string): void {
     lease
       .stmt(
-        `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, version, updated_at) VALUES (?, ?, ?, ?, 1, ?)
+        `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, named, version, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)
          ON CONFLICT (tbl) DO UPDATE SET enabled = excluded.enabled, policies = excluded.policies,
-           compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`,
+           compiled = excluded.compiled, named = excluded.named, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`,
       )
-      .run(table, enabled ? 1 : 0, JSON.stringify(policies), JSON.stringify(compiled), at);
+      .run(table, enabled ? 1 : 0, JSON.stringify(policies), JSON.stringify(compiled), JSON.stringify(named), at);
     lease.cache(CATALOG, newCatalog).tables = null;
   },
 };
@@ -195,6 +198,7 @@ function loadRls(
     policies: JSON.parse(row.policies) as RlsState['policies'],
     compiled: row.compiled === null ? {} : (JSON.parse(row.compiled) as RlsState['compiled']),
     version: row.version,
+    named: row.named === null ? null : (JSON.parse(row.named) as NamedPolicy[]),
   };
   if (row.compiled !== null) return state;
   // note: seeded policies (profiles) are compiled once on first load and stored.

@@ -36,7 +36,9 @@ export function checkChannel(channel: unknown): string {
 export function selectPolicy(t: TableInfo, auth: AuthContext): { p: CompiledPolicy; values: unknown[] } | null {
   if (!holds(t.grants, auth, SELECT)) return { p: DENY, values: [] };
   if (!t.rls.enabled || auth.role === 'service_role') return null;
-  const p = t.rls.compiled.select ?? DENY;
+  // note: a policy that cannot be used (a policy cycle, 42P17) shows a stream nothing.
+  const c = t.rls.compiled.select;
+  const p = c && !c.error ? c : DENY;
   return { p, values: p.params.length ? bindPolicy(p.params, auth) : [] };
 }
 

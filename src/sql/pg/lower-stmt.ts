@@ -1,10 +1,11 @@
 import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
 import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
-import { tokens, type ParsedStatement } from './parse.js';
+import { type ParsedStatement } from './parse.js';
 import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 import { lowerTypeStmt } from './types-ddl-lower.js';
 import { lowerAlterView, lowerDropView, lowerView } from './views.js';
+import { lowerAlterPolicy, lowerCreatePolicy, lowerDropPolicy, lowerRenamePolicy } from './policy-stmt.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -54,7 +55,9 @@ export function lowerStatement(s: ParsedStatement): Node {
     case 'TransactionStmt':
       return { type: 'transaction' };
     case 'CreatePolicyStmt':
-      return policy(f, s.text);
+      return lowerCreatePolicy(f, s.text);
+    case 'AlterPolicyStmt':
+      return lowerAlterPolicy(f, s.text);
     case 'GrantStmt':
       return lowerGrant(f);
     case 'AlterDefaultPrivilegesStmt':
@@ -74,7 +77,6 @@ const NAMES: Record<string, string> = {
   ViewStmt: 'CREATE VIEW',
   CreateTrigStmt: 'CREATE TRIGGER',
   DoStmt: 'DO',
-  AlterPolicyStmt: 'ALTER POLICY',
   ExplainStmt: 'EXPLAIN',
   CreateTableAsStmt: 'CREATE TABLE … AS',
   CreateSeqStmt: 'CREATE SEQUENCE',
@@ -342,6 +344,7 @@ function alterTable(f: Record<string, unknown>): Node {
 }
 
 function rename(f: Record<string, unknown>): Node {
+  if (f.renameType === 'OBJECT_POLICY') return lowerRenamePolicy(f);
   const rel = rangeVar(f.relation as Record<string, unknown>);
   if (f.missing_ok) throw unsupported('ALTER TABLE IF EXISTS');
   if (f.renameType === 'OBJECT_COLUMN' && f.relationType === 'OBJECT_TABLE') {
@@ -352,6 +355,7 @@ function rename(f: Record<string, unknown>): Node {
 }
 
 function drop(f: Record<string, unknown>): Node {
+  if (f.removeType === 'OBJECT_POLICY') return lowerDropPolicy(f);
   only('DROP', f, 'objects,removeType,behavior,missing_ok,concurrent');
   if (f.concurrent) throw unsupported('DROP INDEX CONCURRENTLY');
   const names = list(f.objects).map((o) => list(kind(o)[1].items).map(str));
@@ -371,51 +375,4 @@ function drop(f: Record<string, unknown>): Node {
   throw unsupported(`DROP ${String(f.removeType).replace(/^OBJECT_/, '').replaceAll('_', ' ')}`);
 }
 
-/**
- * `CREATE POLICY`: the expressions stay text, compiled against the table by the RLS compiler
- * (query.ts); their text is cut from the statement at the parentheses after USING and WITH
- * CHECK, found with Postgres' own lexer.
- */
-function policy(f: Record<string, unknown>, text: string): Node {
-  only('CREATE POLICY', f, 'policy_name,table,cmd_name,permissive,roles,qual,with_check');
-  if (!f.permissive) throw unsupported('restrictive policies (AS RESTRICTIVE): policies here are permissive');
-  const rel = rangeVar(f.table as Record<string, unknown>);
-  if (rel.db !== null && String(rel.db) !== 'public') throw unsupported(`policies on tables outside the public schema ("${String(rel.db)}")`);
-  const roles = list(f.roles).map((r) => {
-    const [, rf] = kind(r);
-    if (rf.roletype === 'ROLESPEC_PUBLIC') return 'public';
-    if (rf.roletype !== 'ROLESPEC_CSTRING') throw unsupported('policies for CURRENT_USER or SESSION_USER');
-    return String(rf.rolename);
-  });
-  const texts = clauseTexts(text);
-  if ((f.qual !== undefined) !== (texts.using !== null) || (f.with_check !== undefined) !== (texts.check !== null)) {
-    throw new EdgeError('invalid_request', 'CREATE POLICY: could not read its USING / WITH CHECK expressions');
-  }
-  return { type: 'pe_policy', name: String(f.policy_name), table: rel.table, command: String(f.cmd_name ?? 'all'), roles, using: texts.using, check: texts.check };
-}
-
-/** The text inside `USING ( … )` and `WITH CHECK ( … )` at the top level of a statement. */
-function clauseTexts(text: string): { using: string | null; check: string | null } {
-  const ts = tokens(text);
-  const out: { using: string | null; check: string | null } = { using: null, check: null };
-  const group = (i: number): string | null => {
-    if (ts[i]?.text !== '(') return null;
-    let depth = 0;
-    for (let j = i; j < ts.length; j++) {
-      if (ts[j]!.text === '(') depth++;
-      else if (ts[j]!.text === ')' && --depth === 0) return text.slice(ts[i]!.end, ts[j]!.start);
-    }
-    return null;
-  };
-  let depth = 0;
-  for (let i = 0; i < ts.length; i++) {
-    const t = ts[i]!.text.toLowerCase();
-    if (t === '(') depth++;
-    else if (t === ')') depth--;
-    if (depth !== 0) continue;
-    if (t === 'using' && out.using === null) out.using = group(i + 1);
-    else if (t === 'with' && ts[i + 1]?.text.toLowerCase() === 'check' && out.check === null) out.check = group(i + 2);
-  }
-  return out;
-}
 

@@ -6,6 +6,7 @@ import { alter, createExtension, createIndex, createTable, drop } from './ddl.js
 import { grantStatement } from './grant.js';
 import { typeStatement } from './types-ddl.js';
 import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
+import { policyStatement, type PolicyChange } from './policy-stmt.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -17,7 +18,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW';
 
 export interface Statement {
   command: Command;
@@ -37,11 +38,10 @@ export interface Statement {
   /** CREATE TABLE adopted by the catalog: its catalog definition (policies later in the script compile against it). */
   catalogDef?: CatalogDef;
   /**
-   * CREATE POLICY: the policy expressions it adds to a catalog table's rows-API policies, per
-   * operation (each is ORed with the one there, as Postgres combines permissive policies).
-   * query.ts compiles the result against the table and binds the step's values (POLICY_WRITE).
+   * CREATE / ALTER / DROP POLICY: the change to a catalog table's named policies; policy-writes.ts
+   * applies it, compiles the result and binds the step's values (policy-stmt.ts POLICY_WRITE).
    */
-  policy?: { name: string; table: string; add: Partial<Record<PolicyOp, string>> };
+  policy?: PolicyChange;
   /** `ALTER TABLE t ENABLE|DISABLE ROW LEVEL SECURITY`: the rows API's RLS switch of a catalog table. */
   rls?: { table: string; enable: boolean };
   /** GRANT/REVOKE (grant.ts): it writes the privileges the catalog caches, which then reloads. */
@@ -56,7 +56,6 @@ export interface Statement {
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
 
-type PolicyOp = 'select' | 'insert' | 'update' | 'delete';
 
 /** A raw-DDL table's definition in the rows API's catalog (the TableDef fields besides name, kind and created_at). */
 export interface CatalogDef {
@@ -65,14 +64,6 @@ export interface CatalogDef {
   key?: 'int8';
   stamps?: false;
 }
-
-/**
- * A CREATE POLICY step: writes a table's policy sources and compiled forms, bound by
- * query.ts as (table, policies JSON, compiled JSON). The RLS switch is left as it is
- * (off for a table that had no RLS row: creating a policy does not enable RLS, as in Postgres).
- */
-export const POLICY_WRITE = `INSERT INTO "_svc_meta.rls" (tbl, enabled, policies, compiled, version, updated_at) VALUES (?, 0, ?, ?, 1, ${NOW})
-  ON CONFLICT (tbl) DO UPDATE SET policies = excluded.policies, compiled = excluded.compiled, version = "_svc_meta.rls".version + 1, updated_at = excluded.updated_at`;
 
 export function statement(n: Node, em: Emitter): Statement {
   refuseViewWrite(n, em);
@@ -101,7 +92,7 @@ export function statement(n: Node, em: Emitter): Statement {
     case 'pe_rls':
       return rlsToggle(n, em);
     case 'pe_policy':
-      return createPolicy(n, em);
+      return policyStatement(n, em);
     case 'pe_grant':
       return grantStatement(n, em);
     case 'pe_view':
@@ -139,41 +130,6 @@ function rlsToggle(n: Node, em: Emitter): Statement {
     readOnly: false,
     rls: { table: phys, enable },
   };
-}
-
-const POLICY_ROLES = new Set(['anon', 'authenticated', 'service_role']);
-
-/**
- * `CREATE POLICY` (read by translate.ts) → what it adds to the rows API's policies. Postgres'
- * rules decide which expression applies: USING to the rows a command sees (select, update,
- * delete), WITH CHECK to new rows (insert; FOR ALL's defaults to USING). `TO anon|authenticated`
- * becomes a condition on `auth.role()`. What the rows API's one-expression-per-operation model
- * cannot hold is refused by name: an UPDATE whose WITH CHECK differs from its USING, a
- * command without the expression it needs.
- */
-function createPolicy(n: Node, em: Emitter): Statement {
-  const phys = em.physical(null, n.table);
-  if (em.opts.schema(phys) === null) throw new EdgeError('invalid_request', `relation "${phys}" does not exist`);
-  const command = n.command as 'all' | PolicyOp;
-  const using = n.using as string | null;
-  const check = n.check as string | null;
-  if ((command === 'select' || command === 'delete') && check !== null) throw new EdgeError('invalid_request', 'WITH CHECK cannot be applied to SELECT or DELETE');
-  if (command === 'insert' && using !== null) throw new EdgeError('invalid_request', 'only WITH CHECK expression allowed for INSERT');
-  if (command === 'insert' ? check === null : using === null) {
-    throw new EdgeError('invalid_request', `a policy FOR ${command.toUpperCase()} needs ${command === 'insert' ? 'WITH CHECK' : 'USING'} (…) here`);
-  }
-  if ((command === 'update' || command === 'all') && check !== null && check.replace(/\s+/g, ' ').trim() !== using!.replace(/\s+/g, ' ').trim()) {
-    throw unsupported(`FOR ${command.toUpperCase()} policies whose WITH CHECK differs from USING (the rows API checks one update expression before and after the change)`);
-  }
-  const roles = (n.roles as string[]).filter((r) => r !== 'public');
-  for (const r of roles) if (!POLICY_ROLES.has(r)) throw unsupported(`policies for role "${r}" (roles here: public, anon, authenticated, service_role)`);
-  const guard = (expr: string): string => (roles.length ? `auth.role() IN (${roles.map((r) => `'${r}'`).join(', ')}) AND (${expr})` : expr.trim());
-  const add: Partial<Record<PolicyOp, string>> = {};
-  if (command === 'all' || command === 'select') add.select = guard(using!);
-  if (command === 'all' || command === 'update') add.update = guard(using!);
-  if (command === 'all' || command === 'delete') add.delete = guard(using!);
-  if (command === 'all' || command === 'insert') add.insert = guard(check ?? using!);
-  return { command: 'CREATE POLICY', steps: [{ sql: POLICY_WRITE }], columns: [], readOnly: false, policy: { name: String(n.name), table: phys, add } };
 }
 
 function oneTable(n: Node, em: Emitter): { phys: string; alias: string; columns: ColumnType[] | null } {
