@@ -14,7 +14,8 @@ const src = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 rmSync(new URL('./chunks/', import.meta.url), { recursive: true, force: true });
 
 await build({
-  entryPoints: { index: src('index.ts') },
+  // note: the SQL worker thread is its own entry (src/sql/worker/script.ts finds it in chunks/).
+  entryPoints: { index: src('index.ts'), 'chunks/sql-worker': src('sql/worker/entry.ts') },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',

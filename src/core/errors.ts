@@ -141,6 +141,12 @@ export function normalize(err: unknown): EdgeError {
       case 'SQLITE_CONSTRAINT_NOTNULL':
       case 'SQLITE_CONSTRAINT_CHECK':
         return new EdgeError('invalid_field', 'a value violates a column constraint', { cause: err });
+      case 'SQLITE_CONSTRAINT_TRIGGER': {
+        // note: an SQL trigger's RAISE EXCEPTION (src/sql/pg/plpgsql.ts), whatever path wrote the row.
+        const raised = /^pe_raise: (.*)$/s.exec(err.message);
+        if (raised) return new EdgeError('invalid_request', raised[1]!.slice(0, 300), { cause: err, details: { sqlstate: 'P0001' } });
+        break;
+      }
       case 'SQLITE_BUSY':
       case 'SQLITE_BUSY_SNAPSHOT':
       case 'SQLITE_LOCKED':

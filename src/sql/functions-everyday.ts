@@ -6,8 +6,7 @@ import type Database from 'better-sqlite3';
  * counted in characters, POSIX regular expressions, jsonb editing and text[] operators.
  * Registered next to registerFunctions on every worker connection and inline lease.
  *
- * note: like registerFunctions this is sent to the worker as its `toString()`: no imports,
- * no outer references. An error a caller can cause is thrown as `pe_invalid_input: …`
+ * note: an error a caller can cause is thrown as `pe_invalid_input: …`
  * (a 400 with Postgres' wording).
  */
 export function registerEveryday(db: Database.Database): void {

@@ -5,8 +5,6 @@ import type Database from 'better-sqlite3';
  * `to_char` (the common date and number patterns), `age`, timestamp − timestamp and the
  * fields of an interval (`extract(epoch from …)`). Intervals travel as Postgres' own text
  * (`1 year 2 mons 3 days 04:05:06`), the form its clients print.
- *
- * note: sent to the worker as its `toString()` like registerFunctions: self-contained.
  */
 export function registerFormats(db: Database.Database): void {
   const det = { deterministic: true };

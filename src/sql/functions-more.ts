@@ -5,8 +5,8 @@ import type Database from 'better-sqlite3';
  * translate(), ascii(), the text[] functions (arrays are stored as JSON arrays) and
  * jsonb_pretty. Registered next to registerEveryday on every worker connection and inline lease.
  *
- * note: sent to the worker as its `toString()` like registerFunctions: no imports, no outer
- * references. An error a caller can cause is thrown as `pe_invalid_input: …`.
+ * note: registered in the SQL worker (src/sql/worker/entry.ts) and inline (query.ts), like registerFunctions.
+ * An error a caller can cause is thrown as `pe_invalid_input: …`.
  */
 export function registerMore(db: Database.Database): void {
   const det = { deterministic: true };

@@ -4,9 +4,7 @@ import type Database from 'better-sqlite3';
  * The SQLite functions the Postgres translator emits (src/sql/pg/), registered on the
  * worker connections that run caller-supplied SQL (src/sql/worker/).
  *
- * note: the worker is started from source text (`new Worker(code, {eval: true})`) so it
- * runs the same in the esbuild bundle and under vitest; this function is sent as its
- * `toString()`, so it must stay self-contained: no imports, no outer references.
+ * note: the worker thread imports it (src/sql/worker/entry.ts, its own bundle entry).
  */
 export function registerFunctions(db: Database.Database, deadline: { at: number; n: number }): void {
   const det = { deterministic: true };

@@ -33,6 +33,14 @@ export const more: Array<string | Entry> = [
   o(`select title from books where price + 0.01 = 1.00 order by id`),
   `select status, qty * 100 / sum(qty) over () as pct from orders`,
 
+  // ---- jsonb ->> on arrays, timestamptz against date-only text, window shares
+  `select '[1,2]'::jsonb ->> 0 as a, '[1,2]'::jsonb -> 1 as b, '[1,2]'::jsonb ->> 5 as c, '[1,2]'::jsonb ->> -1 as d`,
+  `select '{"a":[1,2]}'::jsonb -> 'a' ->> 1 as a, '[{"x":"y"}]'::jsonb -> 0 ->> 'x' as b`,
+  `select count(*) as n from orders where placed_at > '2024-02-01'`,
+  `select count(*) as n from orders where placed_at >= '2024-02-01' and placed_at < '2024-03-01'`,
+  o(`select status from orders where placed_at::date = '2024-03-01' order by status`),
+  o(`select status, qty, qty * 100 / sum(qty) over () as pct, sum(qty) over () as total from orders order by placed_at`),
+
   // ---- scalar subqueries: more than one row is 21000
   `select (select id from books) as x`,
   `select (select id from books where id = 1) as x, (select id from books where id = -1) as y`,
@@ -151,4 +159,15 @@ export const more: Array<string | Entry> = [
   `insert into kv (k, v) values ('z2', '1') on conflict (v) do nothing`,
   `insert into kv (k, v) values ('z2', '1') on conflict (k, v) do update set v = excluded.v`,
   `select count(*) as n from kv where k = 'z2'`,
+
+  // ---- ON CONFLICT DO UPDATE proposing the same key twice (21000)
+  `create table up2 (k text primary key, n int not null default 0)`,
+  `insert into up2 (k, n) values ('a', 1), ('a', 2) on conflict (k) do update set n = excluded.n`,
+  `select count(*) as n from up2`,
+  o(`insert into up2 (k, n) values ('a', 1), ('b', 2) on conflict (k) do update set n = excluded.n returning k, n`),
+  `insert into up2 (k, n) values ('a', 5), ('a', 6) on conflict (k) do update set n = excluded.n`,
+  o(`insert into up2 (k, n) values ('c', 1), ('c', 2) on conflict (k) do nothing returning k, n`),
+  p(`insert into up2 (k, n) values ($1, 1), ($1, 2) on conflict (k) do update set n = excluded.n`, ['d']),
+  o(`select k, n from up2 order by k`),
+  `drop table up2`,
 ];

@@ -257,7 +257,8 @@ describe('jobs', () => {
     expect(withLease((l) => jobsStore.pruneFinished(l, v7Floor(Date.now() + 1000), 10))).toBe(0);
   });
 
-  it('claims through the partial index with 100k queued rows', () => {
+  // note: 100k inserts; at the start of `npm test` they share the cores with tsc and ESLint.
+  it('claims through the partial index with 100k queued rows', { timeout: 60_000 }, () => {
     withLease((l) => {
       const ins = l.db.prepare(
         `INSERT INTO "_svc_functions.jobs" (id, function, args, status, run_at, due_ms, attempts, max_attempts, role, created_ms, created_at) VALUES (?, 'f', 'null', ?, 'x', ?, 0, 3, 'service_role', 0, 'x')`,

@@ -5,7 +5,7 @@ import type { Sealer } from '../../control/seal.js';
 import { EdgeError, conflict, invalidField, notFound, unauthorized } from '../../core/errors.js';
 import type { UserClaims } from '../../core/auth-context.js';
 import type { EventBus } from '../../events/bus.js';
-import { appendChange, publishChanges, storedImage, type Change, type ChangeOp, type RowImages } from '../../events/change-log.js';
+import { appendChange, catchUpChanges, expectChanges, publishChanges, storedImage, type Change, type ChangeOp, type RowImages } from '../../events/change-log.js';
 import type { ProjectLease, ProjectRegistry } from '../../project/registry.js';
 import { checkPassword, hashPassword } from './passwords.js';
 import * as store from './store.js';
@@ -73,12 +73,16 @@ export class AuthService {
     const hash = await hashPassword(password);
     const row = this.#newUserRow({ email, password_hash: hash, name, user_metadata: JSON.stringify(meta) });
     const changes: Change[] = [];
+    let triggered = false;
+    expectChanges(p);
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
-      store.insertProfile(p, row.id, name, fieldValues, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
+      // note: a trigger on auth.users may have made the profiles row (and logged its change) already.
+      if (store.insertProfile(p, row.id, name, fieldValues, row.created_at)) changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
+      else triggered = true;
     });
     publishChanges(this.#bus, p, changes);
+    if (triggered) catchUpChanges(this.#bus, p);
     this.#emitCreated(p.projectId, row);
     return session;
   }
@@ -103,12 +107,15 @@ export class AuthService {
   async anonymous(p: ProjectLease): Promise<SessionBody> {
     const row = this.#newUserRow({ is_anonymous: 1 });
     const changes: Change[] = [];
+    let triggered = false;
+    expectChanges(p);
     const session = await this.#startSession(p, row, () => {
       store.insertUser(p, row);
-      store.insertProfile(p, row.id, null, {}, row.created_at);
-      changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
+      if (store.insertProfile(p, row.id, null, {}, row.created_at)) changes.push(profileChange(p, 'insert', row.id, null, null, row.created_at));
+      else triggered = true;
     });
     publishChanges(this.#bus, p, changes);
+    if (triggered) catchUpChanges(this.#bus, p);
     this.#emitCreated(p.projectId, row);
     return session;
   }

@@ -172,11 +172,15 @@ export function profileColumns(p: ProjectLease): Map<string, string> {
   return new Map(rows.map((r) => [r.name, r.type]));
 }
 
-export function insertProfile(p: ProjectLease, id: string, name: string | null, values: Record<string, unknown>, now: string): void {
+/**
+ * Makes the user's profiles row; false when it is there already: an SQL trigger on auth.users
+ * (`handle_new_user`, docs/sql.md "Functions and triggers") made it, and its row wins.
+ */
+export function insertProfile(p: ProjectLease, id: string, name: string | null, values: Record<string, unknown>, now: string): boolean {
   const cols = Object.keys(values);
   const names = ['id', 'name', 'created_at', 'updated_at', ...cols].map(quoteIdent).join(', ');
   const marks = new Array(4 + cols.length).fill('?').join(', ');
-  p.stmt(`INSERT INTO profiles (${names}) VALUES (${marks})`).run(id, name, now, now, ...cols.map((c) => values[c]));
+  return p.stmt(`INSERT INTO profiles (${names}) VALUES (${marks}) ON CONFLICT (id) DO NOTHING`).run(id, name, now, now, ...cols.map((c) => values[c])).changes > 0;
 }
 
 /** Sets the given profile columns (the row is created when missing). */

@@ -23,6 +23,7 @@ import type { StoredView } from '../../sql/pg/views.js';
 import type { ViewRows } from './view-rows.js';
 import { readViews, viewCreatedAt } from './view-store.js';
 import { viewIsReadOnly, viewListing, withViews } from './view-listing.js';
+import { rowAfterTriggers } from '../../sql/pg/triggers.js';
 
 export interface Row {
   /** A string, or a number for a table with an integer key (TableDef.key). */
@@ -288,9 +289,12 @@ export class DbService {
     if (ins) lease.stmt(rowSql.deferForeignKeys).run();
     if (rel) {
       const r = writeRows<Raw>(lease, t, rowSql.relInsert(name, rel.cols, stamps), [id, ...rel.vals, ...stampVals]);
-      row = toRow(t, r[0]!, null);
+      // note: an SQL trigger may skip the row (RETURN NULL) or change it after RETURNING (src/sql/pg/triggers.ts).
+      if (!r[0]) throw new EdgeError('invalid_request', 'a BEFORE INSERT trigger skipped the row (RETURN NULL): nothing was inserted');
+      const stored = rowAfterTriggers(lease, name, r[0]);
+      row = toRow(t, stored, null);
       id = row.id;
-      image = storedImage(r[0]!);
+      image = storedImage(stored);
     } else {
       text = JSON.stringify(data);
       lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
@@ -322,7 +326,8 @@ export class DbService {
         const r = (rel
           ? writeRows(lease, t, rowSql.relUpdate(name, rel.cols, stamps), [...rel.vals, ...(stamps ? [at] : []), id])
           : lease.stmt(sqlOf(t, 'docUpdate', () => rowSql.docUpdate(name))).all(JSON.stringify(data), at, id)) as Raw[];
-        raw = r[0]!;
+        if (!r[0]) throw new EdgeError('invalid_request', 'a BEFORE UPDATE trigger skipped the row (RETURN NULL): nothing was updated');
+        raw = rowAfterTriggers(lease, name, r[0]);
         row = toRow(t, raw, null);
         const after = updateCheck(t, upd, auth);
         if (after && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, after.p))).get(id, ...after.values)) throw rlsDenied('update');

@@ -12,7 +12,8 @@ import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.
 import { fromCatalogType, typeOfDecl, type ColumnType, type PgType, type SchemaLookup } from '../../sql/pg/types.js';
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
-import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup } from '../../sql/pg/changes.js';
+import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, trackedOf } from '../../sql/pg/changes.js';
+import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { registerFunctions } from '../../sql/functions.js';
@@ -145,7 +146,7 @@ export class QueryService {
   }
 
   async #execute(lease: ProjectLease, auth: AuthContext, sql: string, params: unknown[], at: Admission, version: number, columns: SchemaLookup): Promise<QueryResult[]> {
-    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => [...readIntrospection(lease.db, columns), ...introspectedViews(readViews(lease, version))], () => readViews(lease, version));
+    const t = await translateAsync(sql, columns, translationKey(lease, version), (text) => this.pool.parse(text, at, PARSE_TIMEOUT_MS), () => [...readIntrospection(lease.db, columns), ...introspectedViews(readViews(lease, version))], () => readViews(lease, version), (name) => storedFunctions(lease, version).get(name) ?? null);
     if (t.maxParam > params.length) throw new EdgeError('invalid_request', `the SQL uses $${t.maxParam} but params has ${params.length} values`);
     const service = auth.role === 'service_role';
     const source = service ? null : this.#rlsSource(lease, auth, t);
@@ -173,8 +174,10 @@ export class QueryService {
       return [shape(only!.command, only!.columns, fast)];
     }
     const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t) : new Map<Statement, unknown[]>();
+    const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)));
     const callerAuth = new CallerAuth(auth);
     const statements = t.statements.map((s) =>
+      routines.get(s)?.map((r) => ({ ...r, result: false })) ??
       s.steps.map((step) => {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
@@ -239,15 +242,18 @@ export class QueryService {
     // their triggers for foreign-key actions), so they are tracked as well.
     const fks = catalogStore.referencing(lease, tables);
     const names = new Set(t.tables);
-    for (const name of names) for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+    // note: and the tables the SQL triggers of a named table write (triggers.ts), down the chain.
+    const writes = triggerWrites(lease.db);
+    for (const name of names) {
+      for (const fk of fks.get(name) ?? []) if (fk.onDelete === 'cascade' || fk.onDelete === 'set null') names.add(fk.child);
+      for (const w of writes.get(name) ?? []) names.add(w);
+    }
     // note: a table the script alters or drops is not tracked (a trigger naming a column would block the
     // change); its row changes in that script are not captured (docs/sql.md).
     for (const s of t.statements) if (s.effect) names.delete(s.effect.table);
     for (const name of names) {
-      const info = tables.get(name);
-      if (!info) continue;
-      const columns = info.def.kind === 'document' ? null : info.def.columns.map((c) => ({ name: c.name, type: c.type }));
-      setups.push(trackSetup({ table: name, columns, stamps: info.def.stamps !== false }));
+      const tracked = trackedOf(name, tables.get(name));
+      if (tracked) setups.push(trackSetup(tracked));
     }
     if (!setups.length) return undefined;
     return { setups, read: READ_CHANGES, clear: CLEAR_CHANGES, append: APPEND_CHANGE };

@@ -1,3 +1,4 @@
+import { emitSqlFunction } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { quoteLiteral } from '../quote.js';
 import type { PgType } from './types.js';
@@ -16,6 +17,8 @@ const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb
 export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
   const { schema, name, written } = callName(n);
   if (schema === 'auth') return emitAuth(em, name, n);
+  const own = (!schema || schema === 'public') && !n.over ? em.opts.functions?.(name) : null;
+  if (own) return emitSqlFunction(em, own, em._args(n), scope);
   if (schema && schema !== 'pg_catalog') throw unsupported(`function ${written}`);
   if (AGGREGATES.has(name)) {
     const args = em._args(n);

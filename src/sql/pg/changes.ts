@@ -18,6 +18,12 @@ export interface TrackedTable {
   stamps: boolean;
 }
 
+/** A db-catalog table (its TableInfo) as the capture sees it; null for a table outside the catalog. */
+export function trackedOf(name: string, info: { def: { kind: string; columns?: Array<{ name: string; type: string }>; stamps?: boolean } } | undefined): TrackedTable | null {
+  if (!info) return null;
+  return { table: name, columns: info.def.kind === 'document' ? null : (info.def.columns ?? []).map((c) => ({ name: c.name, type: c.type })), stamps: info.def.stamps !== false };
+}
+
 export interface TrackSetup {
   table: string;
   /** Changes when the table's shape does: the worker re-creates the triggers then. */
@@ -31,7 +37,7 @@ export const CLEAR_CHANGES = `DELETE FROM temp.pe_changes`;
 export const APPEND_CHANGE = `INSERT INTO "_svc_meta.change_log" (at, op, tbl, row_id, data, old, new_row, old_row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The row `r` (NEW or OLD) as the JSON text of its stored image: every column, blobs as hex, a document's data as JSON. */
-function imageJson(t: TrackedTable, r: 'NEW' | 'OLD'): string {
+export function imageJson(t: TrackedTable, r: string): string {
   const col = (name: string) => `${r}.${quoteIdent(name)}`;
   const pairs: Array<[string, string]> = [['id', col('id')]];
   if (t.columns === null) pairs.push(['data', `json(${col('data')})`]);
@@ -49,7 +55,7 @@ function imageJson(t: TrackedTable, r: 'NEW' | 'OLD'): string {
 }
 
 /** The row `r` (NEW or OLD) as the JSON text of its wire `data` object. */
-function rowJson(t: TrackedTable, r: 'NEW' | 'OLD'): string {
+export function rowJson(t: TrackedTable, r: string): string {
   if (t.columns === null) return `json(${r}."data")`;
   if (t.columns.length === 0) return `json_object()`;
   const parts: string[] = [];

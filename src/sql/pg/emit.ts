@@ -1,3 +1,4 @@
+import type { FunctionLookup } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
@@ -72,6 +73,8 @@ export interface EmitOptions {
   introspect?: Introspect;
   /** The project's views (views.ts): a FROM item naming one reads its SELECT; any other use is refused. */
   views?: ViewCatalog;
+  /** The project's LANGUAGE sql functions, inlined where called (sql-functions.ts). */
+  functions?: FunctionLookup;
 }
 
 export class Emitter {
@@ -91,6 +94,8 @@ export class Emitter {
   _aggDepth = 0;
   _sawAgg = false;
   _coreSources: Source[] = [];
+  /** Row sources every expression may name (a trigger body's `new` and `old`, plpgsql.ts). */
+  ambient: Source[] = [];
 
   constructor(readonly opts: EmitOptions) {}
 
@@ -254,6 +259,9 @@ export class Emitter {
     if (Array.isArray(n.array_index) && n.array_index.length) return this._subscript(n, scope);
     if (n.ast) return this._subquery(n, scope);
     switch (n.type) {
+      case 'pe_sql':
+        // note: an already emitted value (a LANGUAGE sql function's argument, sql-functions.ts).
+        return n.expr as Expr;
       case 'column_ref':
         return this._column(n, scope);
       case 'number': {
@@ -365,8 +373,8 @@ export class Emitter {
     const t = n.table as unknown;
     const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
     if (n.schema || (n as { db?: unknown }).db) throw unsupported('schema-qualified column references');
-    const r = this._resolve(table, name, scope);
-    if (table !== null && !r && !scope.some((s) => s.alias === table)) {
+    const r = this._resolve(table, name, scope) ?? (table !== null && this.ambient.length ? this._resolve(table, name, this.ambient) : null);
+    if (table !== null && !r && !scope.some((s) => s.alias === table) && !this.ambient.some((s) => s.alias === table)) {
       // note: `excluded.col` in ON CONFLICT, or a table the query does not name.
       if (table !== 'excluded') throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${table}"`);
     }

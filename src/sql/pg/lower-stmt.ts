@@ -6,6 +6,7 @@ import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 import { lowerTypeStmt } from './types-ddl-lower.js';
 import { lowerAlterView, lowerDropView, lowerView } from './views.js';
 import { lowerAlterPolicy, lowerCreatePolicy, lowerDropPolicy, lowerRenamePolicy } from './policy-stmt.js';
+import { lowerCreateFunction, lowerCreateTrigger, lowerDropRoutine } from './triggers.js';
 
 /**
  * Reads one statement of PostgreSQL's parse tree into the emitter's statement tree
@@ -68,6 +69,10 @@ export function lowerStatement(s: ParsedStatement): Node {
       return lowerTypeStmt(k, f);
     case 'ViewStmt':
       return lowerView(f, s.text);
+    case 'CreateFunctionStmt':
+      return lowerCreateFunction(f, s);
+    case 'CreateTrigStmt':
+      return lowerCreateTrigger(f);
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
@@ -372,6 +377,8 @@ function drop(f: Record<string, unknown>): Node {
     if (cascade) throw unsupported('DROP INDEX … CASCADE');
     return { type: 'drop', keyword: 'index', prefix, name: names.map((p) => ({ type: 'column_ref', ...((q) => ({ table: q.db, column: q.table }))(qualified(p)) })) };
   }
+  const routine = lowerDropRoutine(f);
+  if (routine) return routine;
   throw unsupported(`DROP ${String(f.removeType).replace(/^OBJECT_/, '').replaceAll('_', ' ')}`);
 }
 

@@ -196,3 +196,27 @@ export function tokens(sql: string): ScanToken[] {
   const char = charOffsets(sql);
   return parser().scanSync(sql).tokens.map((t) => ({ ...t, start: char(t.start), end: char(t.end) }));
 }
+
+/** PL/pgSQL's own parser over a `CREATE FUNCTION … LANGUAGE plpgsql` statement: its function tree (plpgsql.ts). */
+export function parsePlpgsql(sql: string): Record<string, unknown> {
+  const l = parser() as LibPgQuery & { parsePlPgSQLSync(sql: string): { plpgsql_funcs?: unknown[] } };
+  try {
+    const r = l.parsePlPgSQLSync(sql);
+    return (r.plpgsql_funcs?.[0] ?? {}) as Record<string, unknown>;
+  } catch (err) {
+    const d = rawError(err);
+    throw new EdgeError('unsupported_sql', `in the function body: ${d.message}`, { details: { construct: 'syntax', sqlstate: '42601' } });
+  }
+}
+
+/** A statement's tree, parsed alone (PL/pgSQL bodies: each SQL statement and expression). */
+export function parseOne(sql: string): PgNode {
+  let r: ParseResult;
+  try {
+    r = parser().parseSync(sql);
+  } catch (err) {
+    throw new EdgeError('unsupported_sql', `in the function body: ${rawError(err).message}`, { details: { construct: 'syntax', sqlstate: '42601' } });
+  }
+  if (r.stmts?.length !== 1) throw new EdgeError('unsupported_sql', 'in the function body: expected one statement', { details: { construct: 'syntax' } });
+  return r.stmts[0]!.stmt;
+}

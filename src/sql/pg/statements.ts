@@ -7,6 +7,8 @@ import { grantStatement } from './grant.js';
 import { typeStatement } from './types-ddl.js';
 import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEffect } from './views.js';
 import { policyStatement, type PolicyChange } from './policy-stmt.js';
+import { checkUpsertKeys } from './upsert-check.js';
+import { routineStatement, type RoutineOp } from './triggers.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -18,7 +20,7 @@ export interface Step {
   result?: boolean;
 }
 
-export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW';
+export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW' | 'CREATE FUNCTION' | 'CREATE TRIGGER' | 'DROP TRIGGER' | 'DROP FUNCTION';
 
 export interface Statement {
   command: Command;
@@ -52,6 +54,8 @@ export interface Statement {
   enumEffect?: { name: string; labels: string[] | null };
   /** CREATE/DROP VIEW, DROP TABLE … CASCADE: the views made or dropped (views.ts), seen by later statements of the script. */
   views?: ViewEffect;
+  /** CREATE FUNCTION / CREATE TRIGGER / DROP TRIGGER / DROP FUNCTION: its steps are made when it runs (triggers.ts). */
+  routine?: RoutineOp;
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -101,6 +105,8 @@ export function statement(n: Node, em: Emitter): Statement {
       return dropView(n, em);
     case 'pe_alter_view':
       return alterView(n, em);
+    case 'pe_routine':
+      return routineStatement(n, em);
   }
   const typed = typeStatement(n, em);
   if (typed) return typed;
@@ -200,6 +206,7 @@ export function insert(n: Node, em: Emitter): Statement {
       return vals.map((v, i) => valueFor(em, v, typeOf(t.columns, cols[i]!)));
     });
     if (rows.length === 0) throw unsupported('INSERT without rows');
+    checkUpsertKeys(n.conflict as Node | undefined, cols, rows);
     const width = (values.values as Node[])[0]!.value as Node[];
     cols = cols.slice(0, width.length);
     body = `VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}`;

@@ -11,6 +11,7 @@ import { statementPrivileges } from './privileges.js';
 import type { ColumnType, SchemaLookup } from './types.js';
 import type { Introspect } from './introspect.js';
 import { applyViewEffect, type StoredView, type ViewCatalog } from './views.js';
+import { scriptFunctions, type FunctionLookup } from './sql-functions.js';
 
 
 /** A translated script: its statements and the caller parameters it uses. */
@@ -82,7 +83,7 @@ export const MAIN_THREAD_PARSE = 4 * 1024;
  * libpg-query's raw result as JSON text, or its raw syntax error), so a 256 KB script does not block the
  * main thread. Cached like translate().
  */
-export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect, views?: ViewCatalog): Promise<Translation> {
+export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey: string, parse: (sql: string) => Promise<unknown>, introspect?: Introspect, views?: ViewCatalog, functions?: FunctionLookup): Promise<Translation> {
   const hit = cache.get(sql, cacheKey);
   if (hit) return hit;
   checkSql(sql);
@@ -105,7 +106,7 @@ export async function translateAsync(sql: string, schema: SchemaLookup, cacheKey
     }
     stmts = statementsOf(sql, tree);
   }
-  const t = fromStatements(sql, stmts, schema, introspect, views);
+  const t = fromStatements(sql, stmts, schema, introspect, views, functions);
   cache.set(sql, cacheKey, t);
   return t;
 }
@@ -141,11 +142,11 @@ export function statementKeywords(sql: string): string[] {
  * The statements as the emitter's nodes. A statement the emitter refuses names itself when
  * the script has several (details.statement, its index, and its first line).
  */
-function fromStatements(sql: string, stmts: ParsedStatement[], schema: SchemaLookup, introspect?: Introspect, views?: ViewCatalog): Translation {
+function fromStatements(sql: string, stmts: ParsedStatement[], schema: SchemaLookup, introspect?: Introspect, views?: ViewCatalog, functions?: FunctionLookup): Translation {
   if (stmts.length > MAX_STATEMENTS) throw unsupported(`more than ${MAX_STATEMENTS} statements in one request`);
   const nodes: Node[] = [];
   for (const s of stmts) nodes.push(named(stmts.length, s, () => lowerStatement(s)));
-  return fromAst(nodes, schema, introspect, stmts.length > 1 ? stmts : null, views);
+  return fromAst(nodes, schema, introspect, stmts.length > 1 ? stmts : null, views, functions);
 }
 
 /** Runs `fn`; an EdgeError it throws gets the statement's index and first line when the script has several. */
@@ -164,7 +165,7 @@ function named<T>(count: number, s: ParsedStatement, fn: () => T): T {
   }
 }
 
-function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | undefined, stmts: ParsedStatement[] | null, views?: ViewCatalog): Translation {
+function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | undefined, stmts: ParsedStatement[] | null, views?: ViewCatalog, functions?: FunctionLookup): Translation {
   if (nodes.length === 0) throw new EdgeError('invalid_field', 'sql: contains no statement', { details: { field: 'sql' } });
   // note: later statements of a script see the tables earlier ones create, alter or drop.
   const overrides = new Map<string, ColumnType[] | null>();
@@ -179,10 +180,13 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
   const tables = new Set<string>();
   const privileges = new Map<string, number>();
   let maxParam = 0;
+  // note: and the LANGUAGE sql functions earlier statements create (sql-functions.ts).
+  const fns = scriptFunctions(functions);
   for (const [i, n] of nodes.entries()) {
-    const em = new Emitter(introspect ? { schema: view, introspect, views: viewsNow } : { schema: view, views: viewsNow });
+    const em = new Emitter({ schema: view, ...(introspect ? { introspect } : {}), views: viewsNow, functions: fns.lookup });
     const s = stmts ? named(stmts.length, stmts[i]!, () => statement(n, em)) : statement(n, em);
     statements.push(s);
+    fns.note(s.routine);
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
     for (const p of em.params) maxParam = Math.max(maxParam, p);

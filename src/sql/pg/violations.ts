@@ -482,6 +482,8 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
   const e = err as { code?: unknown; message?: unknown; facts?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   const message = String(e.message ?? '');
+  const raised = raisedError(message, err);
+  if (raised) return raised;
   if (code.startsWith('SQLITE_CONSTRAINT')) {
     const pg = constraintError(code, message, e.facts as ViolationFacts | undefined, lookup);
     if (pg) return toEdge(pg, err);
@@ -497,4 +499,10 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
     return state ? toEdge({ sqlstate: state, message: text }, err) : new EdgeError('invalid_request', text, { cause: err });
   }
   return null;
+}
+
+/** A trigger's `RAISE EXCEPTION` (plpgsql.ts: SQLite's RAISE(ABORT, 'pe_raise: …')) as Postgres' P0001, or null. */
+export function raisedError(message: string, cause?: unknown): EdgeError | null {
+  const m = /pe_raise: (.*)$/s.exec(message);
+  return m ? new EdgeError('invalid_request', m[1]!.slice(0, 300), { details: { sqlstate: 'P0001' }, cause }) : null;
 }

@@ -1,13 +1,8 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { EdgeError } from '../../core/errors.js';
-import { registerFunctions } from '../functions.js';
-import { registerEveryday } from '../functions-everyday.js';
-import { registerFormats } from '../functions-formats.js';
-import { registerMore } from '../functions-more.js';
 import { FairQueue } from './fair-queue.js';
-import { violationFacts } from './violation-facts.js';
-import { workerMain, type WorkerChange, type WorkerJob, type WorkerReply, type WorkerResult } from './worker-main.js';
+import { workerScript } from './script.js';
+import type { WorkerChange, WorkerJob, WorkerReply, WorkerResult } from './worker-main.js';
 
 /**
  * A small pool of worker threads that run caller-supplied SQL with their own
@@ -79,28 +74,10 @@ export class SqlPool {
   readonly #queue: FairQueue<Pending>;
   #nextId = 1;
   #closed = false;
-  readonly #source: string;
-  readonly #driver: string;
-  readonly #pgQuery: string;
 
   constructor(opts: PoolOptions) {
     this.#opts = opts;
     this.#queue = new FairQueue(opts.perProject, opts.queuePerProject);
-    const req = createRequire(import.meta.url);
-    this.#driver = req.resolve('better-sqlite3');
-    this.#pgQuery = req.resolve('libpg-query');
-    this.#source = [
-      `const { parentPort, workerData } = require('node:worker_threads');`,
-      `const Database = require(workerData.driver);`,
-      `const register = (db, deadline) => { (${registerFunctions.toString()})(db, deadline); (${registerEveryday.toString()})(db); (${registerFormats.toString()})(db); (${registerMore.toString()})(db); };`,
-      // note: libpg-query loads on the first long SQL a worker parses (most workers never parse). The tree
-      // goes back as JSON text: a structured clone of a very deep tree would overflow the stack uncaught.
-      `const pg = require(workerData.pgQuery);`,
-      `let ready = null;`,
-      `const parse = async (sql) => { ready ??= pg.loadModule(); await ready; try { return JSON.stringify(pg.parseSync(sql)); } catch (e) { const d = e && e.sqlDetails; throw { syntax: Boolean(d), message: String((d && d.message) || (e && e.message) || e), cursor: d && typeof d.cursorPosition === 'number' ? d.cursorPosition : -1 }; } };`,
-      `const violation = ${violationFacts.toString()};`,
-      `(${workerMain.toString()})({ parentPort, Database, register, parse, violation }, workerData.options);`,
-    ].join('\n');
   }
 
   /**
@@ -155,9 +132,10 @@ export class SqlPool {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#source, {
-      eval: true,
-      workerData: { driver: this.#driver, pgQuery: this.#pgQuery, options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous, maxDbBytes: this.#opts.maxDbBytes ?? 0 } },
+    const script = workerScript();
+    const worker = new Worker(script.file ?? script.code, {
+      eval: script.file === undefined,
+      workerData: { options: { maxConnections: this.#opts.maxConnections ?? 16, synchronous: this.#opts.synchronous, maxDbBytes: this.#opts.maxDbBytes ?? 0 } },
     });
     worker.unref();
     const slot: Slot = { worker, busy: null };

@@ -9,8 +9,6 @@ import type Database from 'better-sqlite3';
  * statement's own rollback does not erase them — and then everything is rolled back. The
  * rows, the tables' columns and DDL, and the failing foreign key are the facts; the main
  * thread words them as Postgres would (src/sql/pg/violations.ts).
- *
- * note: sent to the worker as source text (`toString()`, see pool.ts): self-contained, no imports.
  */
 export interface ViolationRow {
   table: string;
@@ -118,7 +116,6 @@ export function violationFacts(db: Database.Database, sql: string, params: unkno
   }
 
   /** The first written row whose key names no parent row, else the first deleted (or re-keyed) parent row still referenced. */
-  // note: inside violationFacts, which is sent as source text (one self-contained function).
   function failingKey(db: Database.Database, facts: ViolationFacts, q: (n: string) => string): ViolationFacts['fk'] | null {
     const byName = new Map(facts.tables.map((t) => [t.name, t]));
     const pkOf = (t: ViolationTable) => t.columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);

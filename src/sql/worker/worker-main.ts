@@ -51,8 +51,7 @@ export type WorkerReply =
   | { id: number; ok: true; closed: true };
 
 /**
- * The body of a SQL worker thread. Sent as source text with `toString()` (see
- * functions.ts), so it is self-contained: everything it needs arrives as arguments.
+ * The body of a SQL worker thread (started by entry.ts, which hands it what it needs).
  */
 export function workerMain(
   deps: {
