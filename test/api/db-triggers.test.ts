@@ -70,6 +70,18 @@ describe('BEFORE triggers that assign NEW fields', () => {
     expect((await ok(`select slug, kind from tags where id = 1`)).rows).toEqual([{ slug: 'big-deal', kind: 'plain+' }]);
   });
 
+  it('a body calling the server\'s own SQL functions (Unicode lower) fires from the rows API as from SQL', async () => {
+    await ok(`
+      create table posts (id uuid primary key default gen_random_uuid(), title text, slug text);
+      create function posts_slugify() returns trigger language plpgsql as $$ begin new.slug := lower(new.title); return new; end $$;
+      create trigger posts_slug before insert on posts for each row execute function posts_slugify();`);
+    const w = await call('POST', '/db/tables/posts/rows', { data: { title: 'ÀBC Été' } });
+    expect(w.status, w.text).toBe(201);
+    expect(w.body.data).toMatchObject({ title: 'ÀBC Été', slug: 'àbc été' });
+    await ok(`insert into posts (title) values ('ÉCOLE')`);
+    expect((await ok(`select slug from posts order by slug`)).rows).toEqual([{ slug: 'àbc été' }, { slug: 'école' }]);
+  });
+
   it('skips the row on RETURN NULL', async () => {
     await ok(`
       create table inbox (id serial primary key, msg text);

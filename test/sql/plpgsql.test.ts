@@ -21,7 +21,7 @@ describe('compileTrigger', () => {
     const c = compileTrigger(spec(), fn('begin new.slug := lower(new.title); return new; end'), schema);
     expect(c.names).toEqual(['pe_trg_t_tr_insert_set']);
     expect(c.create).toEqual([
-      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN UPDATE "t" SET "slug" = lower("new"."title") WHERE "id" = "new"."id" AND ("slug" IS NOT (lower("new"."title"))); END',
+      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN UPDATE "t" SET "slug" = pe_lower("new"."title") WHERE "id" = "new"."id" AND ("slug" IS NOT (pe_lower("new"."title"))); END',
     ]);
   });
 

@@ -362,7 +362,7 @@ function translationKey(lease: ProjectLease, version: number): string {
   return k.key;
 }
 
-/** Per open connection (`lease.cache`): the SQL functions are registered (once, on first inline read). */
+/** Per open connection (`lease.cache`): the SQL functions are registered once. */
 const FUNCTIONS = 'query.functions';
 // note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
 const registerInline = (lease: ProjectLease): true => {
@@ -371,6 +371,16 @@ const registerInline = (lease: ProjectLease): true => {
   registerFormats(lease.db);
   registerMore(lease.db);
   return true;
+};
+
+/**
+ * Registers the SQL functions (pe_lower, pe_int4, …) on a project's main-thread connection as it
+ * opens (server.ts): a trigger made by SQL (triggers.ts) calls them from whatever writes its table
+ * — the rows API, GraphQL, sign-up on `auth.users` — not only from the SQL workers, which register
+ * them too.
+ */
+export const registerSqlFunctions = (lease: ProjectLease): void => {
+  lease.cache(FUNCTIONS, registerInline);
 };
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
 /** Per open connection (`lease.cache`): whether a (version, SQL) is a proven point lookup. */
