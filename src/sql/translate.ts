@@ -12,8 +12,8 @@ export interface ExprScope {
   column(name: string): string | null;
   /** SQL for `col ->> 'a'` (or `col -> 'a' ->> 'b'`), or null when the column holds no JSON. */
   jsonPath(column: string, path: readonly string[]): string | null;
-  /** Whether a column is boolean (it may then stand alone as a condition). */
-  isBoolean?(name: string): boolean;
+  /** Whether a column (of the row's table, or of `table`) is boolean (it may then stand alone as a condition). */
+  isBoolean?(name: string, table?: string): boolean;
   /** The row's table name (qualifies its columns inside subqueries; `t.col` at the top level). */
   name?: string;
   /**
@@ -28,6 +28,8 @@ interface Frame {
   alias: string;
   sql: string;
   columns: ReadonlyMap<string, boolean>;
+  /** The table it reads (for isBoolean). */
+  table: string;
 }
 
 export interface TranslatedExpr {
@@ -122,7 +124,7 @@ class Translator {
     }
     if (n.type === 'bool') return n.value ? '1' : '0';
     // note: a boolean column on its own (`using (is_public)`, `not is_private`): true only when it is true, as in Postgres.
-    if (n.type === 'column_ref' && (n.table === null || n.table === undefined) && this.scope.isBoolean?.(columnName(n))) return `(${this.column(n)} = 1)`;
+    if (n.type === 'column_ref' && this.#isBoolean(n)) return `(${this.value(n)} = 1)`;
     throw unsupported(`unsupported boolean expression (${String(n.type)})`);
   }
 
@@ -212,6 +214,18 @@ class Translator {
     return this.#resolve(n, columnName(n), null);
   }
 
+  /** Whether a column reference (as #resolve finds it) names a bool column. */
+  #isBoolean(n: Node): boolean {
+    const q = n.table === null || n.table === undefined ? null : String(n.table);
+    const name = columnName(n);
+    for (let i = this.#frames.length - 1; i >= 0; i--) {
+      const f = this.#frames[i]!;
+      if (q !== null ? f.alias !== q : !f.columns.has(name)) continue;
+      return this.scope.isBoolean?.(name, f.table) ?? false;
+    }
+    return (q === null || q === this.scope.name) && (this.scope.isBoolean?.(name) ?? false);
+  }
+
   /**
    * A column (or a JSON path into one), innermost subquery table first, then the row's own
    * table: `alias.col`, a bare `col`, or `t.col` naming the policy's table. Inside a subquery
@@ -270,7 +284,7 @@ class Translator {
       const sql = quoteIdent(`pe_s${++this.#aliases}`);
       this.refs.add(table);
       parts.push(`\0R${table}\0 AS ${sql}`);
-      frames.push({ alias: typeof item.as === 'string' ? item.as : table, sql, columns });
+      frames.push({ alias: typeof item.as === 'string' ? item.as : table, sql, columns, table });
     }
     this.#frames.push(...frames);
     try {

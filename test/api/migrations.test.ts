@@ -13,9 +13,7 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 //                          cannot name the caller)
 //   11_team_tasks.sql      a LANGUAGE sql function called in a policy (`using (public.is_team_member(id))`):
 //                          "unsupported boolean expression (function)"
-//   13_recipes.sql         a qualified bool column alone inside a policy's subquery
-//                          (`exists (… where … and (r.is_public or …))`): "unsupported boolean expression"
-// (runs: 01 to 06, 08 to 10, 12, 14, 15)
+// (runs: 01 to 06, 08 to 10, 12 to 15)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -634,6 +632,54 @@ describe('12_bookmarks.sql: links with tags and jsonb metadata, a URL rule by re
     expect(await app.sql(`select url from bookmarks where 'later' = any(tags) or is_favorite order by url`, alice)).toEqual([{ url: 'HTTP://EXAMPLE.COM/' }]);
     expect(await app.sql(`select count(*) as n from bookmarks where url ~ '^https://'`, bob)).toEqual([{ n: 1 }]);
     expect((await app.gql('{ bookmarks(where: {is_favorite: {eq: true}}) { url } }', alice)).body).toEqual({ data: { bookmarks: [{ url: 'HTTP://EXAMPLE.COM/' }] } });
+  });
+});
+
+describe('13_recipes.sql: public and private recipes, ingredients readable through exists', () => {
+  let app: App;
+  let soup: number;
+  let secret: number;
+  beforeAll(async () => {
+    app = await migrate('13_recipes.sql');
+  });
+
+  it('authors write recipes and ingredients; jsonb and numeric checks hold', async () => {
+    const { alice, bob } = app;
+    const s1 = await app.insert('recipes', { author_id: alice.id, title: 'Tomato soup', servings: 4, prep_minutes: 30, steps: ['chop', 'simmer', 'blend'], is_public: true }, alice);
+    expect(s1.status, s1.text).toBe(201);
+    soup = s1.body.id;
+    const s2 = await app.gql('mutation($a: UUID!) { insert_recipes(object: {author_id: $a, title: "Family secret", steps: ["mix"]}) { id servings is_public } }', alice, { a: alice.id });
+    expect(s2.body.data.insert_recipes).toMatchObject({ servings: 2, is_public: false });
+    secret = Number(s2.body.data.insert_recipes.id);
+    expect(failed(await app.insert('recipes', { author_id: alice.id, title: 'Bad steps', steps: { first: 'chop' } }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "recipes" violates check constraint "recipes_steps_check"');
+    for (const [name, quantity, unit] of [['tomatoes', 800, 'g'], ['cream', 0.25, 'l'], ['salt', 1.5, 'tsp']] as const) {
+      expect((await app.insert('ingredients', { recipe_id: soup, name, quantity, unit }, alice)).status).toBe(201);
+    }
+    expect((await app.insert('ingredients', { recipe_id: secret, name: 'love', quantity: 1, unit: 'cup' }, alice)).status).toBe(201);
+    failed(await app.insert('ingredients', { recipe_id: soup, name: 'pepper', quantity: 1 }, bob), 403, 'rls_denied');
+    expect(failed(await app.insert('ingredients', { recipe_id: soup, name: 'air', quantity: 0 }, alice), 400, 'invalid_field').message)
+      .toBe('new row for relation "ingredients" violates check constraint "ingredients_quantity_check"');
+    expect(failed(await app.insert('ingredients', { recipe_id: soup, name: 'x', quantity: 1, unit: 'a-very-long-unit-name' }, alice), 400, 'invalid_request').message)
+      .toBe('value too long for type character varying(16)');
+  });
+
+  it('anyone reads public recipes and their ingredients; private ones stay the author\'s', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('recipes', bob)).map((r) => r.data.title)).toEqual(['Tomato soup']);
+    expect((await app.list('recipes', 'anon')).map((r) => r.data.title)).toEqual(['Tomato soup']);
+    expect((await app.list('ingredients', bob, '?order=name')).map((r) => r.data.name)).toEqual(['cream', 'salt', 'tomatoes']);
+    expect((await app.list('ingredients', alice)).length).toBe(4);
+    expect(await app.sql(`select r.title, jsonb_array_length(r.steps) as steps, sum(i.quantity) filter (where i.unit = 'g') as grams,
+                                 round(800.0 / r.servings, 1) as grams_per_serving
+                          from recipes r join ingredients i on i.recipe_id = r.id group by r.id order by r.title`, 'anon')).toEqual([
+      { title: 'Tomato soup', steps: 3, grams: 800, grams_per_serving: 200 },
+    ]);
+    expect((await app.gql('{ recipes(order: "id.asc") { title ingredients(order: "name.asc") { name quantity unit } } }', alice)).body).toEqual({ data: { recipes: [
+      { title: 'Tomato soup', ingredients: [{ name: 'cream', quantity: 0.25, unit: 'l' }, { name: 'salt', quantity: 1.5, unit: 'tsp' }, { name: 'tomatoes', quantity: 800, unit: 'g' }] },
+      { title: 'Family secret', ingredients: [{ name: 'love', quantity: 1, unit: 'cup' }] },
+    ] } });
+    failed(await app.call('PATCH', `/db/tables/recipes/rows/${soup}`, { data: { title: 'Mine' } }, bob), 403, 'rls_denied');
   });
 });
 
