@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
+import { registerFunctions } from '../sql/functions.js';
+import { registerEveryday } from '../sql/functions-everyday.js';
+import { registerFormats } from '../sql/functions-formats.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
 
@@ -104,6 +107,12 @@ export class ProjectRegistry {
     const db = new Database(join(dir, 'project.db'), trace ? { verbose: (sql) => trace(String(sql)) } : {});
     try {
       applyPragmas(db, this.#config.durability);
+      // note: the translator's SQL functions on the project's own connection too (the workers have them), so a
+      // CHECK or trigger that calls one (`check (slug ~ '^[a-z0-9-]+$')`, a sign-up trigger reading
+      // `new.raw_user_meta_data ->> 'full_name'`) holds on every write path. Never past a deadline here.
+      registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
+      registerEveryday(db);
+      registerFormats(db);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {

@@ -29,6 +29,7 @@ export function tableScope(def: TableDef, lookup?: TableLookup): ExprScope {
         }
       : undefined,
     column: (name) => (cols.has(name) ? quoteIdent(name) : null),
+    isBoolean: (name, table) => ((table === undefined || table === def.name ? def : lookup?.(table))?.columns ?? []).some((c) => c.name === name && c.type === 'bool'),
     jsonPath: (name, path) => {
       if (!cols.get(name) || path.length === 0 || !path.every((p) => JSON_KEY.test(p))) return null;
       return `json_extract(${quoteIdent(name)}, ${jsonPathLiteral(path)})`;

@@ -12,6 +12,8 @@ export interface ExprScope {
   column(name: string): string | null;
   /** SQL for `col ->> 'a'` (or `col -> 'a' ->> 'b'`), or null when the column holds no JSON. */
   jsonPath(column: string, path: readonly string[]): string | null;
+  /** Whether a column (of the row's table, or of `table`) is boolean (it may then stand alone as a condition). */
+  isBoolean?(name: string, table?: string): boolean;
   /** The row's table name (qualifies its columns inside subqueries; `t.col` at the top level). */
   name?: string;
   /**
@@ -26,6 +28,8 @@ interface Frame {
   alias: string;
   sql: string;
   columns: ReadonlyMap<string, boolean>;
+  /** The table it reads (for isBoolean). */
+  table: string;
 }
 
 export interface TranslatedExpr {
@@ -80,8 +84,11 @@ function scalarAuthCall(n: Node): Node | null {
   const cols = q.columns as Node[] | undefined;
   if (!Array.isArray(cols) || cols.length !== 1) return null;
   const e = cols[0]!.expr as Node | undefined;
-  const schema = ((e?.name as Node | undefined)?.schema as Node | undefined)?.value;
-  return e?.type === 'function' && typeof schema === 'string' && schema.toLowerCase() === 'auth' ? e : null;
+  // note: also `(select auth.jwt() ->> 'email')`, the same advice applied to a claim.
+  let base = e;
+  while (base?.type === 'binary_expr' && (base.operator === '->>' || base.operator === '->')) base = base.left as Node;
+  const schema = ((base?.name as Node | undefined)?.schema as Node | undefined)?.value;
+  return base?.type === 'function' && typeof schema === 'string' && schema.toLowerCase() === 'auth' ? e! : null;
 }
 
 class Translator {
@@ -116,6 +123,8 @@ class Translator {
       return `(NOT ${this.bool(args[0]!)})`;
     }
     if (n.type === 'bool') return n.value ? '1' : '0';
+    // note: a boolean column on its own (`using (is_public)`, `not is_private`): true only when it is true, as in Postgres.
+    if (n.type === 'column_ref' && this.#isBoolean(n)) return `(${this.value(n)} = 1)`;
     throw unsupported(`unsupported boolean expression (${String(n.type)})`);
   }
 
@@ -139,8 +148,10 @@ class Translator {
         }
         const only = right.value.length === 1 ? ((right.value[0] as Node).ast as Node | undefined) : undefined;
         if (only) return `(${this.value(left)} ${op} (${this.subquery(only, true)}))`;
+        // note: the left operand first: its parameters (`auth.role() IN (…)`) are bound before the list's.
+        const l = this.value(left);
         const items = (right.value as Node[]).map((v) => this.value(v));
-        return `(${this.value(left)} ${op} (${items.join(', ')}))`;
+        return `(${l} ${op} (${items.join(', ')}))`;
       }
       case 'LIKE':
       case 'NOT LIKE':
@@ -182,7 +193,7 @@ class Translator {
         // note: `(select auth.uid())`, Supabase's advice for policies (Postgres then reads it once per
         // statement); here it is the same value as `auth.uid()`. Any other subquery stays refused.
         const inner = scalarAuthCall(n);
-        if (inner) return this.authFn(inner, null);
+        if (inner) return inner.type === 'binary_expr' ? this.arrow(inner) : this.authFn(inner, null);
         if (n.ast !== undefined) return `(${this.subquery(n.ast as Node, true)})`;
         break;
       }
@@ -201,6 +212,18 @@ class Translator {
 
   column(n: Node): string {
     return this.#resolve(n, columnName(n), null);
+  }
+
+  /** Whether a column reference (as #resolve finds it) names a bool column. */
+  #isBoolean(n: Node): boolean {
+    const q = n.table === null || n.table === undefined ? null : String(n.table);
+    const name = columnName(n);
+    for (let i = this.#frames.length - 1; i >= 0; i--) {
+      const f = this.#frames[i]!;
+      if (q !== null ? f.alias !== q : !f.columns.has(name)) continue;
+      return this.scope.isBoolean?.(name, f.table) ?? false;
+    }
+    return (q === null || q === this.scope.name) && (this.scope.isBoolean?.(name) ?? false);
   }
 
   /**
@@ -261,7 +284,7 @@ class Translator {
       const sql = quoteIdent(`pe_s${++this.#aliases}`);
       this.refs.add(table);
       parts.push(`\0R${table}\0 AS ${sql}`);
-      frames.push({ alias: typeof item.as === 'string' ? item.as : table, sql, columns });
+      frames.push({ alias: typeof item.as === 'string' ? item.as : table, sql, columns, table });
     }
     this.#frames.push(...frames);
     try {
@@ -294,6 +317,9 @@ class Translator {
       cur = cur.left as Node;
     }
     if (cur.type === 'function') return this.authFn(cur, path, n.operator === '->');
+    // `(select auth.jwt()) ->> 'email'`
+    const sub = cur.type === undefined ? scalarAuthCall(cur) : null;
+    if (sub?.type === 'function') return this.authFn(sub, path, n.operator === '->');
     if (cur.type !== 'column_ref') throw unsupported('JSON operators apply to a column');
     return this.#resolve(cur, columnName(cur), path);
   }

@@ -57,8 +57,8 @@ export function viewQueries(db: DbService, views: StoredView[], comparison: Grap
     if (!cols.length) continue;
     const type = new GraphQLObjectType({
       name: v.name,
-      description: `Rows of view "${v.name}" (read-only; its tables under the caller's row-level security).`,
-      fields: () => Object.fromEntries(cols.map((c) => [c.name, { type: scalar(c.type) }])),
+      description: v.comment ?? `Rows of view "${v.name}" (read-only; its tables under the caller's row-level security).`,
+      fields: () => Object.fromEntries(cols.map((c) => [c.name, { type: scalar(c.type), ...(v.columnComments?.[c.name] !== undefined ? { description: v.columnComments[c.name] } : {}) }])),
     });
     const where = new GraphQLInputObjectType({
       name: `${v.name}_where`,

@@ -295,10 +295,13 @@ export class QueryService {
       const single = info.filter((col) => col.pk > 0).length === 1;
       const fills = catalog ? rowsApiFills(lease, physical, catalog) : null;
       // note: the rows API declares only SQLite's storage types (TEXT, INTEGER, REAL, BLOB), so for those the
-      // catalog knows better; a type the translator declared (BOOLEAN, TEXT_ARRAY, …) is already exact.
+      // catalog knows better; a type the translator declared (BOOLEAN, TEXT_ARRAY, …) is already exact. In a
+      // table made by raw DDL (not the rows API's: fills null), a column other than the key declared `INTEGER`
+      // is the translator's int4 (`integer`, `smallint`; it declares int8 `BIGINT`), which the catalog widens.
       out = info.map((col) => {
-        const declared = typeOfDecl(col.type);
-        const type = GENERIC_DECL.test(col.type) ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
+        const int4 = fills === null && col.pk === 0 && col.type.toUpperCase() === 'INTEGER';
+        const declared = int4 ? 'int4' : typeOfDecl(col.type);
+        const type = GENERIC_DECL.test(col.type) && !int4 ? (catalogType(catalog, col.name) ?? declared) : (declared ?? catalogType(catalog, col.name));
         const auto = col.dflt_value === null ? fills?.[col.name] : undefined;
         const en = enumOfDecl(col.type);
         const base: ColumnType = en ? { name: col.name, type, pk: single && col.pk > 0, enum: en } : { name: col.name, type, pk: single && col.pk > 0 };

@@ -7,7 +7,8 @@ import type { StoredView } from '../../sql/pg/views.js';
  * `GET /db/schema` list them after the tables, with `type: "view"`, their columns as
  * `POST /db/query` types them, the tables and views they read and their statement.
  */
-const columnsOf = (v: StoredView) => v.columns.map((c) => ({ name: c.name, type: typeName(c.type), nullable: true, primary_key: false }));
+const columnsOf = (v: StoredView) =>
+  v.columns.map((c) => ({ name: c.name, type: typeName(c.type), nullable: true, primary_key: false, ...(v.columnComments?.[c.name] !== undefined ? { comment: v.columnComments[c.name] } : {}) }));
 /** What a view reads: the tables and views it names, through other views too (never a platform table: auth.users as such). */
 const reads = (v: StoredView) => v.deps;
 
@@ -22,13 +23,14 @@ export function viewListing(v: StoredView, createdAt: string | null): unknown {
     created_at: createdAt,
     reads: reads(v),
     definition: v.definition,
+    ...(v.comment !== undefined ? { comment: v.comment } : {}),
   };
 }
 
 /** The schema graph with the views after the tables (no edges: a view has no foreign keys). */
 export function withViews(graph: unknown, views: StoredView[]): unknown {
   const g = graph as { tables: unknown[]; edges: unknown[] };
-  const listed = views.map((v) => ({ name: v.name, schema: 'public', type: 'view', primary_key: [], columns: columnsOf(v), rls_enabled: false, reads: reads(v) }));
+  const listed = views.map((v) => ({ name: v.name, schema: 'public', type: 'view', primary_key: [], columns: columnsOf(v), rls_enabled: false, reads: reads(v), ...(v.comment !== undefined ? { comment: v.comment } : {}) }));
   return { ...g, tables: [...g.tables, ...listed] };
 }
 

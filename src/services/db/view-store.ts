@@ -40,6 +40,16 @@ function cached(lease: ProjectLease, version: number): Cached {
     views.set(r.name, { name: r.name, definition: r.definition, columns: JSON.parse(r.columns) as ColumnType[], deps: JSON.parse(r.deps) as string[] });
     created.set(r.name, r.created_at);
   }
+  // note: COMMENT ON VIEW (and on a view's columns) keeps its text in _svc_meta.comments under the view's name.
+  const hasComments = rows.length > 0 && lease.stmt(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_svc_meta.comments'`).get() !== undefined;
+  if (hasComments) {
+    for (const r of lease.stmt('SELECT tbl, col, comment FROM "_svc_meta.comments"').all() as Array<{ tbl: string; col: string; comment: string }>) {
+      const v = views.get(r.tbl);
+      if (!v) continue;
+      if (r.col === '') v.comment = r.comment;
+      else (v.columnComments ??= {})[r.col] = r.comment;
+    }
+  }
   c.version = version;
   c.views = views;
   c.created = created;

@@ -178,6 +178,11 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     case 'jsonb_typeof':
     case 'json_typeof':
       arity(1);
+      // note: in DDL (`check (jsonb_typeof(steps) = 'array')`) with SQLite's own json_type, named as Postgres names them.
+      if (em.native) {
+        const x = a(0).sql;
+        return r(`CASE json_type(${x}) WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number' WHEN 'true' THEN 'boolean' WHEN 'false' THEN 'boolean' WHEN 'text' THEN 'string' ELSE json_type(${x}) END`, 'text');
+      }
       return r(em._fn('pe_jtypeof', a(0).sql), 'text');
     case 'jsonb_array_length':
     case 'json_array_length':

@@ -45,13 +45,13 @@ export function lowerTypeStmt(k: string, f: Record<string, unknown>): Node {
       const parts = list(kind(f.object)[1].items).map(str);
       let table: string;
       let column: string | null = null;
-      if (f.objtype === 'OBJECT_TABLE') table = publicName(parts, 'table');
+      if (f.objtype === 'OBJECT_TABLE' || f.objtype === 'OBJECT_VIEW') table = publicName(parts, f.objtype === 'OBJECT_VIEW' ? 'view' : 'table');
       else if (f.objtype === 'OBJECT_COLUMN') {
         if (parts.length < 2) throw unsupported('COMMENT ON COLUMN without a table');
         column = parts[parts.length - 1]!;
         table = publicName(parts.slice(0, -1), 'table');
-      } else throw unsupported(`COMMENT ON ${String(f.objtype).replace(/^OBJECT_/, '')} (tables and columns only)`);
-      return { type: 'pe_comment', table, column, comment: typeof f.comment === 'string' ? f.comment : null };
+      } else throw unsupported(`COMMENT ON ${String(f.objtype).replace(/^OBJECT_/, '')} (tables, views and columns only)`);
+      return { type: 'pe_comment', table, column, view: f.objtype === 'OBJECT_VIEW', comment: typeof f.comment === 'string' ? f.comment : null };
     }
   }
   throw unsupported(k);

@@ -219,8 +219,11 @@ function dropEnum(n: Node, em: Emitter): Statement {
 }
 
 function comment(n: Node, em: Emitter): Statement {
-  const phys = em.physical(null, n.table);
-  const columns = em.opts.schema(phys);
+  // note: a view's comment is kept under its name like a table's (COMMENT ON VIEW, or a column of a view).
+  const view = em.opts.views?.().get(String(n.table).toLowerCase());
+  if (n.view === true && !view) throw pgErr(`relation "${String(n.table).toLowerCase()}" does not exist`, '42P01');
+  const phys = view ? view.name : em.physical(null, n.table);
+  const columns = view ? view.columns : em.opts.schema(phys);
   if (columns === null) throw pgErr(`relation "${phys}" does not exist`, '42P01');
   const col = n.column === null ? '' : String(n.column).toLowerCase();
   if (col !== '' && !columns.some((c) => c.name === col)) throw pgErr(`column "${col}" of relation "${phys}" does not exist`, '42703');

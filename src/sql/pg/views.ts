@@ -29,6 +29,9 @@ export interface StoredView {
   columns: ColumnType[];
   /** Every table and view it reads, through other views too (physical names). */
   deps: string[];
+  /** `COMMENT ON VIEW` / `COMMENT ON COLUMN` texts, when set (read by src/services/db/view-store.ts). */
+  comment?: string;
+  columnComments?: Record<string, string>;
 }
 /** The project's views by name (query.ts reads `_svc_meta.views`; a script's own CREATE/DROP VIEW are applied over it). */
 export type ViewCatalog = () => Map<string, StoredView>;

@@ -237,7 +237,8 @@ export function operatorFor(op: string, l: PgType | null, r: PgType | null): Cat
       if (!textish(l) || !textish(r)) return null;
       const ci = op.endsWith('*') ? '1' : '0';
       const not = op.startsWith('!');
-      return { args: ['text', 'text'], registered: true, emit: (a, b) => ({ sql: not ? `(NOT ${call('pe_regex', a.sql, b.sql, ci)})` : call('pe_regex', a.sql, b.sql, ci), type: 'bool' }) };
+      // note: pe_regex is also registered on the project's own connection (src/project/registry.ts), so it may appear in DDL.
+      return { args: ['text', 'text'], emit: (a, b) => ({ sql: not ? `(NOT ${call('pe_regex', a.sql, b.sql, ci)})` : call('pe_regex', a.sql, b.sql, ci), type: 'bool' }) };
     }
     case '||':
       if ((l === 'jsonb' && (r === 'jsonb' || r === 'json' || r === 'unknown')) || (r === 'jsonb' && (l === 'json' || l === 'unknown'))) return bin('pe_jconcat', 'jsonb', ['jsonb', 'jsonb']);
