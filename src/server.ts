@@ -19,7 +19,7 @@ import { AuthService } from './services/auth/auth.js';
 import { authRoutes } from './services/auth/routes.js';
 import { DbService } from './services/db/db.js';
 import { dbRoutes } from './services/db/routes.js';
-import { QueryService, registerSqlFunctions } from './services/db/query.js';
+import { QueryService } from './services/db/query.js';
 import { ViewRows } from './services/db/view-rows.js';
 import type { GraphQLService } from './services/db/graphql.js';
 import { RpcService } from './services/db/rpc.js';
@@ -177,7 +177,6 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
     }
   };
   registry.onMaintain((lease, when) => {
-    if (when === 'open') registerSqlFunctions(lease);
     prune(lease);
     if (when === 'open') void housekeeper.schedule(lease.projectId);
   });

@@ -7,6 +7,7 @@ import { schemaDir } from '../paths.js';
 import { registerFunctions } from '../sql/functions.js';
 import { registerEveryday } from '../sql/functions-everyday.js';
 import { registerFormats } from '../sql/functions-formats.js';
+import { registerMore } from '../sql/functions-more.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
 
@@ -113,6 +114,7 @@ export class ProjectRegistry {
       registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
       registerEveryday(db);
       registerFormats(db);
+      registerMore(db);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {

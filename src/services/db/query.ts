@@ -16,10 +16,6 @@ import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, trackedOf } fro
 import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
-import { registerFunctions } from '../../sql/functions.js';
-import { registerEveryday } from '../../sql/functions-everyday.js';
-import { registerFormats } from '../../sql/functions-formats.js';
-import { registerMore } from '../../sql/functions-more.js';
 import { DbService } from './db.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { catalogStore } from './store.js';
@@ -362,26 +358,6 @@ function translationKey(lease: ProjectLease, version: number): string {
   return k.key;
 }
 
-/** Per open connection (`lease.cache`): the SQL functions are registered once. */
-const FUNCTIONS = 'query.functions';
-// note: a point lookup only calls value normalisers (pe_uuid, pe_ts, …); the deadline never ends it here.
-const registerInline = (lease: ProjectLease): true => {
-  registerFunctions(lease.db, { at: Number.POSITIVE_INFINITY, n: 0 });
-  registerEveryday(lease.db);
-  registerFormats(lease.db);
-  registerMore(lease.db);
-  return true;
-};
-
-/**
- * Registers the SQL functions (pe_lower, pe_int4, …) on a project's main-thread connection as it
- * opens (server.ts): a trigger made by SQL (triggers.ts) calls them from whatever writes its table
- * — the rows API, GraphQL, sign-up on `auth.users` — not only from the SQL workers, which register
- * them too.
- */
-export const registerSqlFunctions = (lease: ProjectLease): void => {
-  lease.cache(FUNCTIONS, registerInline);
-};
 const inlineColumns = new WeakMap<Database.Statement, WorkerResult['columns']>();
 /** Per open connection (`lease.cache`): whether a (version, SQL) is a proven point lookup. */
 const PLANS = 'query.plans';
@@ -407,7 +383,6 @@ function inline(lease: ProjectLease, version: number, sql: string, params: unkno
   let plan = host ? hostPlans.get(host) : undefined;
   if (plan === false) return null;
   if (plan === undefined || plan.db !== db) {
-    lease.cache(FUNCTIONS, registerInline);
     if (!decide(lease, version, sql, params)) {
       if (host) hostPlans.set(host, false);
       return null;
