@@ -123,6 +123,19 @@ const writeOut = (ctx: UwsContext, res: HttpResponse, state: State, out: Outgoin
   // note: fire-and-forget: the writer catches every error (the connection is closed) and finishes the state.
   void (async () => {
     let done = false;
+    // note: on the pinned uWS a long answer was cut mid-body 10–15 s in when the machine was busy
+    // (a 1 GiB file: onAborted fired while the client was still reading; reproduced under load, not
+    // pinned to one call of the binary). The 10 s idle timeout it arms is the one thing that ends a
+    // connection there unasked, and resume() sets it to 10 s again: every few seconds of writing,
+    // pause() + resume() re-arms it (none failed in 6 loaded runs after, 3 of 3 before).
+    let armed = Date.now();
+    const keepAlive = (): void => {
+      const now = Date.now();
+      if (now - armed < REARM_MS || state.aborted) return;
+      armed = now;
+      res.pause();
+      res.resume();
+    };
     try {
       const it = source[Symbol.asyncIterator]();
       while (!state.aborted) {
@@ -139,7 +152,10 @@ const writeOut = (ctx: UwsContext, res: HttpResponse, state: State, out: Outgoin
         if (total === undefined) {
           let ok = false;
           res.cork(() => (ok = res.write(chunk)));
-          if (!ok) await drained(res, state, () => true);
+          if (!ok) {
+            await drained(res, state, () => true);
+            armed = Date.now();
+          } else keepAlive();
           continue;
         }
         const base = res.getWriteOffset();
@@ -150,8 +166,10 @@ const writeOut = (ctx: UwsContext, res: HttpResponse, state: State, out: Outgoin
             [ok, done] = res.tryEnd(chunk.subarray(offset - base), total);
             return ok || done;
           });
+          armed = Date.now();
         }
         if (done) break;
+        keepAlive();
       }
     } catch {
       if (!state.aborted) res.close();
@@ -162,6 +180,9 @@ const writeOut = (ctx: UwsContext, res: HttpResponse, state: State, out: Outgoin
     }
   })();
 };
+
+/** How often a long streamed answer arms uWS's idle timeout again (writeOut). */
+const REARM_MS = 3000;
 
 /** Resolves when onWritable's `retry` succeeds (it gets the write offset) or the client went. */
 const drained = (res: HttpResponse, state: State, retry: (offset: number) => boolean): Promise<void> =>

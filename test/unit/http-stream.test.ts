@@ -105,6 +105,9 @@ function download(port: number, path: string, headers: Record<string, string> = 
         bytes += c.length;
       });
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes, first }));
+      // note: an answer cut mid-body fails the test at once (it waited for its timeout before).
+      res.on('aborted', () => reject(new Error(`the answer was cut after ${bytes} bytes`)));
+      res.on('error', reject);
     });
     req.on('error', reject);
     req.end();
