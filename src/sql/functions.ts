@@ -380,7 +380,8 @@ export function registerFunctions(db: Database.Database, deadline: { at: number;
     // note: past 64 bits SQLite cannot hold it (better-sqlite3 would throw a RangeError, a 500): Postgres' 22003.
     const max = bits === 32 ? 2147483647n : 9223372036854775807n;
     if (b > max || b < -max - 1n) {
-      throw new Error(bits === 32 ? 'pe_invalid_input: integer out of range' : `pe_invalid_input: value "${String(v)}" is out of range for type bigint`);
+      // note: Postgres words text input and a number's conversion differently (both 22003).
+      throw new Error(typeof v === 'string' ? `pe_invalid_input: value "${v}" is out of range for type ${what}` : `pe_invalid_input: ${what} out of range`);
     }
     return b;
   };
