@@ -354,6 +354,28 @@ describe('CREATE POLICY through POST /db/query', () => {
   });
 });
 
+describe('unique keys under RLS', () => {
+  it('a row the insert policy refuses is 403 even when a unique key would refuse it too: a 409 would tell that another user\'s row holds the key', async () => {
+    const sql = (text: string) => call('POST', '/db/query', { sql: text }, svc());
+    const made = await sql(`create table room_members (id uuid primary key default gen_random_uuid(), room_id text not null, user_id uuid not null, unique (room_id, user_id));
+      alter table room_members enable row level security;
+      create policy "join as yourself" on room_members for insert with check (user_id = auth.uid());
+      create policy "see own" on room_members for select using (user_id = auth.uid())`);
+    expect(made.status, made.text).toBe(200);
+    const mine = await call('POST', '/db/tables/room_members/rows', { data: { room_id: 'secret', user_id: alice.id } }, { token: alice.token });
+    expect(mine.status, mine.text).toBe(201);
+    // bob names alice in a row whose key alice's row already holds: refused by the policy, nothing said of the key
+    const forged = await call('POST', '/db/tables/room_members/rows', { data: { room_id: 'secret', user_id: alice.id } }, { token: bob.token });
+    expect(forged.status, forged.text).toBe(403);
+    expect(forged.body.error.code).toBe('rls_denied');
+    expect(forged.text).not.toContain('secret');
+    // a row the policy accepts still meets the unique key: alice joining twice is 409
+    const again = await call('POST', '/db/tables/room_members/rows', { data: { room_id: 'secret', user_id: alice.id } }, { token: alice.token });
+    expect(again.status, again.text).toBe(409);
+    expect((await sql(`select count(*)::int as n from room_members`)).body.rows).toEqual([{ n: 1 }]);
+  });
+});
+
 describe('foreign keys to auth.users (Supabase) and to a primary key named by its table alone', () => {
   const sql = (text: string) => call('POST', '/db/query', { sql: text }, svc());
   const columns = async (t: string) =>

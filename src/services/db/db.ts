@@ -288,7 +288,10 @@ export class DbService {
     // note: under RLS the policy is checked before foreign keys (they are checked at commit).
     if (ins) lease.stmt(rowSql.deferForeignKeys).run();
     if (rel) {
-      const r = writeRows<Raw>(lease, t, rowSql.relInsert(name, rel.cols, stamps), [id, ...rel.vals, ...stampVals]);
+      const params = [id, ...rel.vals, ...stampVals];
+      const r = policyFirst(lease, name, ins, stamps ? ['id', ...rel.cols, 'created_at', 'updated_at'] : ['id', ...rel.cols], params, () =>
+        writeRows<Raw>(lease, t, rowSql.relInsert(name, rel.cols, stamps), params),
+      );
       // note: an SQL trigger may skip the row (RETURN NULL) or change it after RETURNING (src/sql/pg/triggers.ts).
       if (!r[0]) throw new EdgeError('invalid_request', 'a BEFORE INSERT trigger skipped the row (RETURN NULL): nothing was inserted');
       const stored = rowAfterTriggers(lease, name, r[0]);
@@ -297,7 +300,8 @@ export class DbService {
       image = storedImage(stored);
     } else {
       text = JSON.stringify(data);
-      lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, text, at, at);
+      const doc = text;
+      policyFirst(lease, name, ins, ['id', 'data', 'created_at', 'updated_at'], [id, doc, at, at], () => lease.stmt(sqlOf(t, 'docInsert', () => rowSql.docInsert(name))).run(id, doc, at, at));
       row = { id: id!, data, created_at: at, updated_at: at };
       // note: the stored document row is exactly its wire form.
       image = docJson(id, text, at, at);
@@ -530,4 +534,26 @@ function toRow(t: TableInfo, r: Raw, columns: string[] | null): Row {
   }
   if (t.def.stamps === false) return { id: r.id as string | number, data };
   return { id: r.id as string | number, data, created_at: r.created_at as string, updated_at: r.updated_at as string };
+}
+
+/**
+ * Runs an insert under the caller's insert policy `ins` (null: no RLS). When a unique key refuses
+ * the row, the policy is asked first about the proposed row (the columns given; one naming another refuses),
+ * as Postgres checks WITH CHECK before unique keys: a row the policy refuses is 403 `rls_denied`,
+ * never a 409 naming a key another user's row holds (docs/api.md "Row-level security").
+ */
+function policyFirst<R>(lease: ProjectLease, name: string, ins: { p: CompiledPolicy; values: unknown[] } | null, names: readonly string[], params: readonly unknown[], write: () => R): R {
+  try {
+    return write();
+  } catch (err) {
+    if (ins === null || !(err instanceof EdgeError) || err.code !== 'conflict') throw err;
+    let passes = false;
+    try {
+      passes = lease.stmt(rowSql.proposedPasses(name, names, ins.p)).get(...params, ...ins.values) !== undefined;
+    } catch {
+      // note: a policy that cannot be asked of the proposed row alone (it names a column not given) refuses.
+    }
+    if (!passes) throw rlsDenied('insert');
+    throw err;
+  }
 }

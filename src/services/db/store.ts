@@ -312,6 +312,12 @@ export const rowSql = {
     const names = stamps ? ['id', ...cols, 'created_at', 'updated_at'] : ['id', ...cols];
     return `INSERT INTO ${quoteIdent(t)} (${names.map(quoteIdent).join(', ')}) VALUES (${Array(names.length).fill('?').join(', ')}) RETURNING *`;
   },
+  /**
+   * Whether a proposed row (the named columns bound in order, then the policy's values) passes a
+   * policy, without writing it: the row is a one-row subquery under the table's name.
+   */
+  proposedPasses: (t: string, names: readonly string[], p: CompiledPolicy) =>
+    `SELECT 1 FROM (SELECT ${names.map((n) => `? AS ${quoteIdent(n)}`).join(', ')}) AS ${quoteIdent(t)} WHERE ${p.sql}`,
   /** The row by id, with `"rls.ok"` = the second policy (or 1) and filtered by the first (or none). */
   getWith: (t: string, visible: CompiledPolicy | null, check: CompiledPolicy | null) =>
     `SELECT *, ${check ? check.sql : '1'} AS "rls.ok" FROM ${quoteIdent(t)} WHERE "id" = ?${visible ? ` AND ${visible.sql}` : ''}`,
