@@ -10,7 +10,7 @@ import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { usePolicy } from '../../sql/policy-expand.js';
 import { compileSet, namedFromJson, namedOf } from '../../sql/policy-set.js';
 import { parseListQuery } from './filters.js';
-import { catalogStore, inTransaction, rowSql } from './store.js';
+import { catalogStore, inTransaction, relInsertColumns, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
 import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type NamedPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { checkStrings, fromStored } from './column-values.js';
@@ -289,7 +289,7 @@ export class DbService {
     if (ins) lease.stmt(rowSql.deferForeignKeys).run();
     if (rel) {
       const params = [id, ...rel.vals, ...stampVals];
-      const r = policyFirst(lease, name, ins, stamps ? ['id', ...rel.cols, 'created_at', 'updated_at'] : ['id', ...rel.cols], params, () =>
+      const r = policyFirst(lease, name, ins, relInsertColumns(rel.cols, stamps), params, () =>
         writeRows<Raw>(lease, t, rowSql.relInsert(name, rel.cols, stamps), params),
       );
       // note: an SQL trigger may skip the row (RETURN NULL) or change it after RETURNING (src/sql/pg/triggers.ts).

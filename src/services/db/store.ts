@@ -302,6 +302,9 @@ export interface ForeignKey {
 }
 const foreignKeys = new WeakMap<ReadonlyMap<string, TableInfo>, Map<string, ForeignKey[]>>();
 
+/** The columns a rows-API insert binds, in order: id, the given columns, then the timestamps when `stamps`. */
+export const relInsertColumns = (cols: readonly string[], stamps: boolean): string[] => (stamps ? ['id', ...cols, 'created_at', 'updated_at'] : ['id', ...cols]);
+
 /** Row SQL for one table; statements are cached by the lease (ctx.project.stmt). */
 export const rowSql = {
   /** The rows whose `column` is one of `n` values. */
@@ -309,7 +312,7 @@ export const rowSql = {
   docInsert: (t: string) => `INSERT INTO ${quoteIdent(t)} ("id", "data", "created_at", "updated_at") VALUES (?, ?, ?, ?)`,
   /** Binds id (null: SQLite assigns an integer key), the columns, then created_at and updated_at when `stamps`. */
   relInsert: (t: string, cols: readonly string[], stamps = true) => {
-    const names = stamps ? ['id', ...cols, 'created_at', 'updated_at'] : ['id', ...cols];
+    const names = relInsertColumns(cols, stamps);
     return `INSERT INTO ${quoteIdent(t)} (${names.map(quoteIdent).join(', ')}) VALUES (${Array(names.length).fill('?').join(', ')}) RETURNING *`;
   },
   /**

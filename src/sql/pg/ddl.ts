@@ -8,7 +8,7 @@ import { type CatalogDef, NOW, type Statement, type Step } from './statements.js
 import { commentSteps, dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers, renameEnumTriggers } from './types-ddl.js';
 import { indexMethod } from './index-methods.js';
 import { adoptProfiles } from './profiles-adopt.js';
-import { refuseAlterUnderView, tableDependents } from './views.js';
+import { refuseAlterUnderView, tableDependents, viewNamed } from './views.js';
 
 /** DDL: CREATE TABLE / INDEX / EXTENSION, ALTER TABLE, DROP (one room of the emitter; statements.ts dispatches). */
 
@@ -383,8 +383,9 @@ export function drop(n: Node, em: Emitter): Statement {
       // note: the parser reads a trailing CASCADE/RESTRICT as an alias.
       const mode = typeof x.as === 'string' ? x.as.toLowerCase() : null;
       if (mode && mode !== 'restrict' && mode !== 'cascade') throw unsupported('DROP TABLE with this option');
-      if (em.opts.views?.().has(String(x.table).toLowerCase()) && (x.db === null || String(x.db).toLowerCase() === 'public')) {
-        throw new EdgeError('invalid_request', `"${String(x.table).toLowerCase()}" is not a table`, { details: { sqlstate: '42809', hint: 'Use DROP VIEW to remove a view.' } });
+      const view = viewNamed(em, x.db, x.table);
+      if (view !== null) {
+        throw new EdgeError('invalid_request', `"${view}" is not a table`, { details: { sqlstate: '42809', hint: 'Use DROP VIEW to remove a view.' } });
       }
       const phys = em.physical(x.db, x.table);
       // note: CASCADE drops the views that read the table (foreign keys from other tables are as without it).

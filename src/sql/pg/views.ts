@@ -139,10 +139,9 @@ const stateOf = (em: Emitter) => {
 
 /** The view `name` (of schema `db`, public or none) if there is one: its SQL and columns as a FROM item of alias `as`. */
 export function viewFrom(em: Emitter, db: unknown, name: string, as: string | null): { text: string; source: { alias: string; columns: ColumnType[] } } | null {
-  const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
-  if (schema !== null && schema !== 'public') return null;
-  const v = em.opts.views?.().get(name.toLowerCase());
-  if (!v) return null;
+  const named = viewNamed(em, db, name);
+  if (named === null) return null;
+  const v = em.opts.views!().get(named)!;
   const { query, aliases } = loweredDefinition(v.definition);
   // note: the caller needs SELECT on the view itself (GRANT/REVOKE … ON v), then on each table
   // inside, as Postgres asks of a security_invoker view (privileges.ts reads refs).
@@ -258,7 +257,7 @@ const dropSteps = (names: Iterable<string>): Step[] =>
     { sql: DROP_GRANTS, fixed: [v] },
   ]);
 
-/** `name` when it is a view of the project (a GRANT/REVOKE may name one, as Postgres' `ON TABLE` does), else null. */
+/** `name` (of schema `db`, public or none) when it is a view of the project, else null: a FROM item, a GRANT/REVOKE (Postgres' `ON TABLE` names views too), a DROP TABLE. */
 export function viewNamed(em: Emitter, db: unknown, table: unknown): string | null {
   const schema = typeof db === 'string' && db !== '' ? db.toLowerCase() : null;
   if (schema !== null && schema !== 'public') return null;
