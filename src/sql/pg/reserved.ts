@@ -56,3 +56,13 @@ export function authUsersReadOnly(): EdgeError {
 export function readOnlyView(name: string): EdgeError {
   return new EdgeError('invalid_request', `${name} is a read-only view of the project's tables`);
 }
+
+/**
+ * Two statements that change SQLite's schema_version and leave nothing behind: for a statement
+ * that writes only the catalog (enum labels, comments, a LANGUAGE sql function's body), since
+ * translations and the rows API's catalog are cached by schema_version.
+ */
+export const SCHEMA_BUMP_SQL: readonly string[] = [
+  `CREATE TRIGGER "_svc_meta.schema_bump" AFTER INSERT ON "_svc_meta.migrations" BEGIN SELECT 1; END`,
+  `DROP TRIGGER "_svc_meta.schema_bump"`,
+];

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EdgeError } from '../../core/errors.js';
+import { SCHEMA_BUMP_SQL } from './reserved.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { schemaVersion } from '../../project/schema-version.js';
 import { quoteIdent } from '../../project/schemas.js';
@@ -352,8 +353,8 @@ export function storedFunctions(lease: ProjectLease, version: number): Map<strin
   return c.fns;
 }
 
-/** Steps that change SQLite's schema version (a reserved scratch table made again): a new function body invalidates cached translations. */
-const BUMP = [`DROP TABLE IF EXISTS "_svc_meta.sql_functions_version"`, `CREATE TABLE "_svc_meta.sql_functions_version" (x)`];
+/** A new or dropped function body invalidates cached translations: these steps change the schema version. */
+const BUMP = SCHEMA_BUMP_SQL;
 
 const NOT_CAPTURED = `NOT EXISTS (SELECT 1 FROM pragma_table_list WHERE schema = 'temp' AND name = 'pe_changes')`;
 const HELD = '"_svc_meta.sql_trigger_rows"';

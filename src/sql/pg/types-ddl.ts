@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { SCHEMA_BUMP_SQL } from './reserved.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
 import { columnName, type Emitter, type Expr, literalText, type Node, type Source, unsupported } from './emit.js';
@@ -28,14 +29,8 @@ const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const pgErr = (message: string, sqlstate: string, detail?: string): EdgeError =>
   new EdgeError('invalid_request', message, { details: detail ? { sqlstate, detail } : { sqlstate } });
 
-/**
- * Two schema changes that leave nothing behind: catalog writes (labels, comments) change no
- * table, but translations and the rows API's catalog are cached by SQLite's schema_version.
- */
-const BUMP: Step[] = [
-  { sql: `CREATE TRIGGER "_svc_meta.catalog_bump" AFTER INSERT ON ${ENUMS} BEGIN SELECT 1; END` },
-  { sql: `DROP TRIGGER "_svc_meta.catalog_bump"` },
-];
+/** Catalog writes (labels, comments) change no table: these steps change the schema version. */
+const BUMP: Step[] = SCHEMA_BUMP_SQL.map((sql) => ({ sql }));
 
 /** The declared SQLite type of a column of enum `name`. */
 export const enumDecl = (name: string): string => `TEXT_ENUM_${Buffer.from(name, 'utf8').toString('hex')}`;
