@@ -38,16 +38,17 @@ describe('fair scheduling between projects (two workers, each project may use bo
   let s: TestServer;
   let b: { id: string; key: string };
   beforeAll(async () => {
-    s = await startTestServer({ sqlWorkers: 2, sqlProjectJobs: 2, sqlProjectQueue: 2, sqlTimeoutMs: 15_000 });
+    s = await startTestServer({ sqlWorkers: 2, sqlProjectJobs: 2, sqlProjectQueue: 2, sqlTimeoutMs: 60_000 });
     // note: 4000² pairs: each SLOW statement runs well past the 300 ms below, so A's queue is still full when
-    // its fifth arrives; the 15 s budget leaves room for A's queued two on a loaded machine.
+    // its fifth arrives. A queued statement's budget counts its wait: at load 12 on 2 cores A's last one
+    // ended after 16 s, past the 15 s this had; 60 s leaves room (the case checks order, not time).
     await seedNumbers(s, 4000);
     const other = s.createProject('b');
     b = { id: other.id, key: other.service };
   });
   afterAll(() => s.close());
 
-  it("runs B's statement before A's queued ones, and answers A's overflow 429 rate_limited", async () => {
+  it("runs B's statement before A's queued ones, and answers A's overflow 429 rate_limited", { timeout: 150_000 }, async () => {
     // note: both texts are translated once first, so only the statements themselves reach the pool.
     expect((await query(s, s.keys.service, SLOW, { timeout_ms: 1 })).status).toBe(400);
     expect((await query(s, b.key, 'select 1 as one')).status).toBe(200);
