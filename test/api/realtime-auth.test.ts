@@ -23,15 +23,23 @@ const wsBase = () => `${s.url.replace('http', 'ws')}/realtime/ws`;
 /** The `exp` claim of an access token (`lca_` + a JWT). */
 const expOf = (token: string): number => (JSON.parse(Buffer.from(token.slice(4).split('.')[1]!, 'base64url').toString()) as { exp: number }).exp;
 
-beforeAll(async () => {
-  // note: access tokens live 4 s here so expiry is observable; the SSE heartbeat is fast.
-  s = await startTestServer({ authAccessTtlS: 4, realtimeHeartbeatMs: 50 });
-  expect((await call('POST', '/db/tables', { name: 'todos' }, { key: s.keys.service })).status).toBe(201);
-  expect((await call('PUT', '/db/tables/todos/rls', { enabled: true, policies: { select: OWN, insert: OWN } }, { key: s.keys.service })).status).toBe(200);
-});
-afterAll(() => s.close());
+/**
+ * One server per describe (they run one after the other, so `s` is the running one). The SSE
+ * heartbeat is fast in both.
+ */
+function serverWith(authAccessTtlS: number): void {
+  beforeAll(async () => {
+    s = await startTestServer({ authAccessTtlS, realtimeHeartbeatMs: 50 });
+    expect((await call('POST', '/db/tables', { name: 'todos' }, { key: s.keys.service })).status).toBe(201);
+    expect((await call('PUT', '/db/tables/todos/rls', { enabled: true, policies: { select: OWN, insert: OWN } }, { key: s.keys.service })).status).toBe(200);
+  });
+  afterAll(() => s.close());
+}
 
 describe('auth before the upgrade', () => {
+  // note: tokens of the default life here: with 4 s ones, a loaded machine let the subprotocol
+  // case's token expire between sign-up and the change it waits for (the socket closed 4001).
+  serverWith(3600);
   it('no key, a bad key, a bad token: HTTP 401 with the envelope, no socket', async () => {
     for (const [url, headers, code] of [
       [`${wsBase()}?table=todos`, {}, 'unauthorized'],
@@ -90,6 +98,8 @@ describe('auth before the upgrade', () => {
 });
 
 describe('token expiry, logout, key revocation', () => {
+  // note: access tokens live 4 s here so expiry is observable.
+  serverWith(4);
   it('at expiry SSE sends token_expired and closes; a WebSocket that sent {type:"auth"} with a fresh token stays, one that did not closes 4001', async () => {
     const u = await register('exp@example.com');
     const es = openEventSource(`${s.url}/realtime/stream?table=todos&apikey=${s.keys.publishable}&access_token=${u.token}`);

@@ -21,11 +21,12 @@ export interface RtClient {
   close(): void;
 }
 
-function queue(): { push(m: RtMessage): void; client: Omit<RtClient, 'close'>; end(): void } {
+function queue(): { push(m: RtMessage): void; client: Omit<RtClient, 'close'>; end(why?: string): void } {
   const received: RtMessage[] = [];
   let taken = new Set<RtMessage>();
   const waiters = new Set<() => void>();
   let ended = false;
+  let endedWhy = '';
   const wake = (): void => {
     for (const w of [...waiters]) w();
   };
@@ -34,8 +35,9 @@ function queue(): { push(m: RtMessage): void; client: Omit<RtClient, 'close'>; e
       received.push(m);
       wake();
     },
-    end() {
+    end(why) {
       ended = true;
+      endedWhy = why ? ` (${why})` : '';
       wake();
     },
     client: {
@@ -48,7 +50,7 @@ function queue(): { push(m: RtMessage): void; client: Omit<RtClient, 'close'>; e
             taken.add(hit);
             return hit;
           }
-          if (ended) throw new Error(`stream ended; got ${JSON.stringify(received.map((m) => m.data))}`);
+          if (ended) throw new Error(`stream ended${endedWhy}; got ${JSON.stringify(received.map((m) => m.data))}`);
           const left = deadline - Date.now();
           if (left <= 0) throw new Error(`timed out; got ${JSON.stringify(received.map((m) => m.data))}`);
           await new Promise<void>((resolve) => {
@@ -108,7 +110,7 @@ export function openRtSocket(
       q.push({ event: String(d.type), data: d });
     });
     ws.on('close', (code, reason) => {
-      q.end();
+      q.end(`close ${code} ${reason.toString('utf8')}`);
       closeResolve({ code, reason: reason.toString('utf8') });
     });
     ws.on('unexpected-response', (_req, res) => {
