@@ -172,7 +172,13 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   if (unique) parts.push('UNIQUE');
   const dv = d.default_val as Node | undefined;
   if (dv) {
-    const v = em.expr((dv.value as Node) ?? dv, []);
+    em.callerDefault = true;
+    let v: ReturnType<Emitter['expr']>;
+    try {
+      v = em.expr((dv.value as Node) ?? dv, []);
+    } finally {
+      em.callerDefault = false;
+    }
     // note: an enum column's default must be one of its labels (checked now, as Postgres does).
     const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
     parts.push(`DEFAULT (${e.sql})`);

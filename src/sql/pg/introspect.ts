@@ -119,6 +119,9 @@ function shownDefault(dflt: string | null, auto: ColumnType['auto']): string | n
   if (dflt === null) return null;
   if (NOW_DEFAULT.test(dflt)) return 'now()';
   if (/randomblob/.test(dflt)) return 'gen_random_uuid()';
+  // note: the caller in a stored default (src/sql/caller.ts) as written: auth.uid(), auth.role(), auth.jwt() ->> 'claim'.
+  const caller = /^\(?pe_caller_(uid|role|jwt)\(\)\)?$/.exec(dflt) ?? /^\(?pe_jgett\(pe_caller_(jwt)\(\), ('(?:[^']|'')*')\)\)?$/.exec(dflt);
+  if (caller) return caller[2] ? `(auth.jwt() ->> ${caller[2]})` : `auth.${caller[1]}()`;
   const bare = dflt.replace(/^\((.*)\)$/s, '$1');
   const cast = /^CAST\((.*) AS ([A-Z_]+)\)$/s.exec(bare);
   return cast ? `${cast[1]}::${cast[2]!.toLowerCase()}` : bare;
