@@ -30,6 +30,16 @@ export interface CallerSlot {
 /** What `auth.uid()`, `auth.role()` and `auth.jwt()` are emitted as in a stored default or a trigger body. */
 export const CALLER_SQL = { uid: 'pe_caller_uid()', role: 'pe_caller_role()', jwt: 'pe_caller_jwt()' } as const;
 
+/**
+ * A stored default naming the caller as Postgres shows it (`auth.uid()`, `(auth.jwt() ->> 'email')`);
+ * null for any other default. Reads only the forms the translator itself emits (src/sql/pg/calls.ts, ops.ts).
+ */
+export function callerDefaultText(dflt: string): string | null {
+  const m = /^\(?pe_caller_(uid|role|jwt)\(\)\)?$/.exec(dflt) ?? /^\(?pe_jgett\(pe_caller_(jwt)\(\), ('(?:[^']|'')*')\)\)?$/.exec(dflt);
+  if (!m) return null;
+  return m[2] ? `(auth.jwt() ->> ${m[2]})` : `auth.${m[1]}()`;
+}
+
 /** Registers the `pe_caller_*` functions over `slot` (not deterministic: the answer changes per write). */
 export function registerCaller(db: Database.Database, slot: CallerSlot): void {
   const opts = { deterministic: false, safeIntegers: false } as const;

@@ -450,6 +450,10 @@ function mapError(err: unknown, columns?: SchemaLookup): unknown {
   if (e.code === 'pe_result_too_large') {
     return new EdgeError('invalid_request', `the results of this request are larger than ${MAX_RESULT_BYTES} bytes of JSON; select fewer rows or columns (LIMIT/OFFSET)`);
   }
+  if (msg === 'Cannot add a column with non-constant default') {
+    // note: SQLite fills the rows a table has with the new column's default, and only a constant one.
+    return new EdgeError('unsupported_sql', 'ALTER TABLE … ADD COLUMN with a DEFAULT that is not a constant (now(), gen_random_uuid(), auth.uid(), …) on a table that has rows', { details: { construct: 'ADD COLUMN … DEFAULT <non-constant> on a table with rows' } });
+  }
   if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
   if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
     const mapped = normalize(Object.assign(new Error(msg), { name: 'SqliteError', code: e.code }));
