@@ -67,6 +67,14 @@ describe('a DEFAULT naming the caller', () => {
     expect(rpc.body.result.data, rpc.text).toMatchObject({ user_id: bob.id, note: 'c' });
   });
 
+  it('is the invoking user\'s in a function\'s ctx.db.insert', async () => {
+    const dep = await call('PUT', '/functions/jot', { source: 'export default async ({ note }, ctx) => (await ctx.db.insert(\'entries\', { note })).data;' }, 'service');
+    expect(dep.status, dep.text).toBeLessThan(300);
+    const r = await call('POST', '/functions/jot', { note: 'from a function' }, alice);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.result).toMatchObject({ user_id: alice.id, author_role: 'authenticated', note: 'from a function' });
+  });
+
   it('is shown as written by information_schema.columns and GET /db/tables', async () => {
     const listed = await call('GET', '/db/tables', undefined, 'service');
     const cols = listed.body.tables.find((t: { name: string }) => t.name === 'entries').columns;
