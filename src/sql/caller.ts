@@ -31,13 +31,20 @@ export interface CallerSlot {
 export const CALLER_SQL = { uid: 'pe_caller_uid()', role: 'pe_caller_role()', jwt: 'pe_caller_jwt()' } as const;
 
 /**
- * A stored default naming the caller as Postgres shows it (`auth.uid()`, `(auth.jwt() ->> 'email')`);
- * null for any other default. Reads only the forms the translator itself emits (src/sql/pg/calls.ts, ops.ts).
+ * A stored default naming the caller as written (`auth.uid()`, `auth.jwt() ->> 'email'`,
+ * `auth.uid()::text`); null for a default that does not name it. Reads only the forms the
+ * translator itself emits (src/sql/pg/calls.ts, ops.ts, cast.ts).
  */
 export function callerDefaultText(dflt: string): string | null {
-  const m = /^\(?pe_caller_(uid|role|jwt)\(\)\)?$/.exec(dflt) ?? /^\(?pe_jgett\(pe_caller_(jwt)\(\), ('(?:[^']|'')*')\)\)?$/.exec(dflt);
-  if (!m) return null;
-  return m[2] ? `(auth.jwt() ->> ${m[2]})` : `auth.${m[1]}()`;
+  if (!dflt.includes('pe_caller_')) return null;
+  let t = dflt.replace(/^\((.*)\)$/s, '$1').replace(/pe_caller_(uid|role|jwt)\(\)/g, 'auth.$1()');
+  // note: pe_jget(t)(auth.jwt() [-> 'a'…], 'k') → auth.jwt() [-> 'a'…] ->(>) 'k', innermost first.
+  const access = /pe_jget(t?)\((auth\.jwt\(\)(?: ->>? '(?:[^']|'')*')*), ('(?:[^']|'')*')\)/g;
+  const step = (x: string): string => x.replace(access, (_, text: string, base: string, key: string) => `${base} ${text ? '->>' : '->'} ${key}`);
+  for (let n = step(t); n !== t; n = step(t)) t = n;
+  const cast = /^CAST\((.*) AS ([A-Z_]+)\)$/s.exec(t);
+  if (cast) return `${cast[1]}::${cast[2]!.toLowerCase()}`;
+  return t.startsWith('auth.jwt() -') ? `(${t})` : t;
 }
 
 /** Registers the `pe_caller_*` functions over `slot` (not deterministic: the answer changes per write). */
