@@ -67,6 +67,13 @@ describe('a DEFAULT naming the caller', () => {
     expect(rpc.body.result.data, rpc.text).toMatchObject({ user_id: bob.id, note: 'c' });
   });
 
+  it('is the importing user\'s for every row of an NDJSON import', async () => {
+    const res = await s.req('/db/tables/entries/import', { method: 'POST', key: s.keys.publishable, headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'application/x-ndjson' }, body: '{"data":{"note":"imported 1"}}\n{"data":{"note":"imported 2"}}\n' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toEqual({ inserted: 2 });
+    expect(await sql(`select distinct user_id from entries where note like 'imported %'`)).toEqual([{ user_id: bob.id }]);
+  });
+
   it('is the invoking user\'s in a function\'s ctx.db.insert', async () => {
     const dep = await call('PUT', '/functions/jot', { source: 'export default async ({ note }, ctx) => (await ctx.db.insert(\'entries\', { note })).data;' }, 'service');
     expect(dep.status, dep.text).toBeLessThan(300);
@@ -148,7 +155,15 @@ describe('a DEFAULT naming the caller', () => {
         return new;
       end;
       $$;
-      create trigger pins_owner before insert on public.pins for each row execute function public.pin_owner();`);
+      create trigger pins_owner before insert on public.pins for each row execute function public.pin_owner();
+      create table public.pin_log (id serial primary key, pin_id int, actor uuid default auth.uid());
+      create function public.log_pin() returns trigger language plpgsql security definer as $$
+      begin
+        insert into public.pin_log (pin_id) values (new.id);
+        return new;
+      end;
+      $$;
+      create trigger pins_log after insert on public.pins for each row execute function public.log_pin();`);
     const st = await call('POST', '/db/tables/stickies/rows', { data: { body: 'hello' } }, bob);
     expect(st.body.data, st.text).toEqual({ body: 'hello', owner: bob.id });
     // a table with rows cannot take a column whose default is not a constant (SQLite fills existing rows)
@@ -159,6 +174,8 @@ describe('a DEFAULT naming the caller', () => {
     const p = await call('POST', '/db/tables/pins/rows', { data: { label: 'x' } }, alice);
     expect(p.body.data, p.text).toEqual({ label: 'x', pinned_by: alice.id });
     expect(await sql(`insert into pins (label) values ('by the service') returning pinned_by`)).toEqual([{ pinned_by: null }]);
+    // a trigger body's insert takes its defaults from the same writer (security definer too, as in Supabase)
+    expect(await sql(`select actor from pin_log order by id`)).toEqual([{ actor: alice.id }, { actor: null }]);
   });
 });
 
