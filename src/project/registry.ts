@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
+import { type CallerSlot, type CallerValues, registerCaller, withCaller } from '../sql/caller.js';
 import { registerFunctions } from '../sql/functions.js';
 import { registerEveryday } from '../sql/functions-everyday.js';
 import { registerFormats } from '../sql/functions-formats.js';
@@ -24,6 +25,11 @@ export interface ProjectLease {
    * closure per call: the hot path then makes one Map lookup and allocates nothing.
    */
   cache<T>(key: string, build: (lease: ProjectLease) => T): T;
+  /**
+   * Runs a write as `who`: what a stored default's `auth.uid()` (`pe_caller_uid()`) reads on this
+   * connection meanwhile (src/sql/caller.ts); null, or outside, reads NULL. Synchronous only.
+   */
+  asCaller<T>(who: CallerValues | null, fn: () => T): T;
   release(): void;
 }
 
@@ -34,6 +40,8 @@ interface Entry {
   readonly rawStmts: Map<string, Database.Statement>;
   /** Per-connection state of other modules (`ProjectLease.cache`), by key; gone when the connection closes. */
   readonly cache: Map<string, unknown>;
+  /** Who runs the write now running on this connection (`ProjectLease.asCaller`). */
+  readonly caller: CallerSlot;
   lastUsed: number;
   /** A counter taken on each acquire: the least recently used entry has the smallest. */
   lastSeq: number;
@@ -106,6 +114,7 @@ export class ProjectRegistry {
     if (!existsSync(dir)) throw new EdgeError('not_found', `project ${projectId} does not exist`);
     const trace = this.#config.sqlTrace;
     const db = new Database(join(dir, 'project.db'), trace ? { verbose: (sql) => trace(String(sql)) } : {});
+    const caller: CallerSlot = { current: null };
     try {
       applyPragmas(db, this.#config.durability);
       // note: the translator's SQL functions on the project's own connection too (the workers have them), so a
@@ -115,13 +124,14 @@ export class ProjectRegistry {
       registerEveryday(db);
       registerFormats(db);
       registerMore(db);
+      registerCaller(db, caller);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {
       db.close();
       throw err;
     }
-    const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), cache: new Map(), lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
+    const entry: Entry = { db, stmts: new Map(), rawStmts: new Map(), cache: new Map(), caller, lastUsed: this.#now(), lastSeq: ++this.#seq, leases: 0 };
     this.#entries.set(projectId, entry);
     this.#runMaintain(projectId, entry, 'open');
     this.#evictOverflow();
@@ -209,6 +219,10 @@ class Lease implements ProjectLease {
       cache.set(key, v);
     }
     return v as T;
+  }
+
+  asCaller<T>(who: CallerValues | null, fn: () => T): T {
+    return withCaller(this.entry.caller, who, fn);
   }
 
   release(): void {

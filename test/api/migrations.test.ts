@@ -9,11 +9,9 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 // and GraphQL), and each sees what Postgres with these policies would show them.
 //
 // Not here yet (each answers 400 unsupported_sql today):
-//   07_expenses.sql        `default auth.uid()` in CREATE TABLE (refused on purpose: a stored default
-//                          cannot name the caller)
 //   11_team_tasks.sql      a LANGUAGE sql function called in a policy (`using (public.is_team_member(id))`):
 //                          "unsupported boolean expression (function)"
-// (runs: 01 to 06, 08 to 10, 12 to 15)
+// (runs: 01 to 10, 12 to 15)
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -439,6 +437,53 @@ describe('06_inventory.sql: products and a stock ledger with numeric rules', () 
       { sku: 'WID-1', stock_movements: [{ delta: -2, reason: 'sale' }] },
     ] } });
     expect((await app.gql('{ products { sku name stock_movements { delta } } }', bob)).body).toEqual({ data: { products: [{ sku: 'WID-1', name: 'Bob widget', stock_movements: [] }] } });
+  });
+});
+
+describe('07_expenses.sql: accounts and transactions whose owner defaults to the caller (default auth.uid())', () => {
+  let app: App;
+  const ids: Record<string, string> = {};
+  beforeAll(async () => {
+    app = await migrate('07_expenses.sql');
+  });
+
+  it('each user adds accounts and transactions without naming an owner: the row is the inserter\'s', async () => {
+    const { alice, bob } = app;
+    const a = await app.insert('accounts', { name: 'Alice current' }, alice);
+    expect(a.status, a.text).toBe(201);
+    expect(a.body.data).toEqual({ user_id: alice.id, name: 'Alice current', currency: 'EUR', opening_balance: 0 });
+    ids.alice = a.body.id;
+    const g = await app.gql('mutation { insert_accounts(object: {name: "Bob savings", currency: "USD", opening_balance: 100.5}) { id user_id name currency opening_balance } }', bob);
+    expect(g.body.errors, g.text).toBeUndefined();
+    expect(g.body.data.insert_accounts).toMatchObject({ user_id: bob.id, name: 'Bob savings', currency: 'USD', opening_balance: 100.5 });
+    ids.bob = g.body.data.insert_accounts.id;
+    const t = await app.insert('transactions', { account_id: ids.alice, amount: -42.5, category: 'groceries' }, alice);
+    expect(t.status, t.text).toBe(201);
+    expect(t.body.data).toMatchObject({ user_id: alice.id, account_id: ids.alice, amount: -42.5, category: 'groceries', occurred_on: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    const gt = await app.gql('mutation($a: UUID!) { insert_transactions(object: {account_id: $a, amount: 2000, category: "salary"}) { user_id amount category } }', bob, { a: ids.bob });
+    expect(gt.body).toEqual({ data: { insert_transactions: { user_id: bob.id, amount: 2000, category: 'salary' } } });
+    // an owner named explicitly is the policy's to judge: bob cannot file a row as alice's
+    failed(await app.insert('accounts', { user_id: alice.id, name: 'forged by bob' }, bob), 403, 'rls_denied');
+    failed(await app.insert('transactions', { user_id: alice.id, account_id: ids.alice, amount: 1 }, bob), 403, 'rls_denied');
+    expect((await app.insert('accounts', { user_id: bob.id, name: 'Bob cash' }, bob)).body.data.user_id).toBe(bob.id);
+    // anon has no user: the default is NULL, refused by the policy (to authenticated) before NOT NULL
+    failed(await app.insert('accounts', { name: 'anon account' }, 'anon'), 403, 'rls_denied');
+    // a user's SQL is read-only: writes go through the rows API and GraphQL
+    failed(await app.call('POST', '/db/query', { sql: "insert into accounts (name) values ('by sql')" }, alice), 401, 'missing_scope');
+  });
+
+  it('each user reads only their own, through every door', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('accounts', alice)).map((r) => r.data.name)).toEqual(['Alice current']);
+    expect((await app.list('accounts', bob, '?order=name')).map((r) => r.data.name)).toEqual(['Bob cash', 'Bob savings']);
+    expect(await app.list('transactions', 'anon')).toEqual([]);
+    expect((await app.gql('{ transactions { amount category account { name } } }', alice)).body).toEqual({ data: { transactions: [{ amount: -42.5, category: 'groceries', account: { name: 'Alice current' } }] } });
+    expect(await app.sql(`select a.name, sum(t.amount) as total, bool_and(t.user_id = auth.uid()) as mine
+                          from accounts a join transactions t on t.account_id = a.id group by a.name`, bob)).toEqual([{ name: 'Bob savings', total: 2000, mine: true }]);
+    expect(await app.sql('select u.email, count(*) as n from accounts a join auth.users u on u.id = a.user_id group by u.email order by u.email', 'service'))
+      .toEqual([{ email: 'alice@example.com', n: 1 }, { email: 'bob@example.com', n: 2 }]);
+    expect(await app.sql("select column_default from information_schema.columns where table_name = 'accounts' and column_name = 'user_id'", 'service'))
+      .toEqual([{ column_default: 'auth.uid()' }]);
   });
 });
 

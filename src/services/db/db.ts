@@ -10,7 +10,7 @@ import { bindPolicy, compilePolicy } from '../../sql/rls.js';
 import { usePolicy } from '../../sql/policy-expand.js';
 import { compileSet, namedFromJson, namedOf } from '../../sql/policy-set.js';
 import { parseListQuery } from './filters.js';
-import { catalogStore, inTransaction, relInsertColumns, rowSql } from './store.js';
+import { catalogStore, inTransaction, omittedColumns, relInsertColumns, rowSql } from './store.js';
 import { parseTableBody, validTableName } from './table-def.js';
 import { POLICY_OPS, stampColumns, type ColumnDef, type CompiledPolicy, type NamedPolicy, type PolicyOp, type RlsState, type TableDef, type TableInfo } from '../../sql/table-model.js';
 import { checkStrings, fromStored } from './column-values.js';
@@ -241,7 +241,7 @@ export class DbService {
   insert(lease: ProjectLease, auth: AuthContext, name: string, body: unknown): string {
     return this.#with(lease, name, (t) => {
       let out!: { json: string; change: Change };
-      inTransaction(lease, () => (out = this.#insertRow(lease, auth, t, name, body)));
+      inTransaction(lease, () => (out = this.#insertRow(lease, auth, t, name, body)), auth);
       publishChanges(this.#bus, lease, [out.change]);
       return out.json;
     });
@@ -264,7 +264,7 @@ export class DbService {
             throw new EdgeError(err.code, err.message, { details: { ...err.details, index: i }, headers: err.headers, cause: err.cause });
           }
         }
-      });
+      }, auth);
       publishChanges(this.#bus, lease, changes);
       return changes.length;
     });
@@ -337,7 +337,7 @@ export class DbService {
         if (after && !lease.stmt(sqlOf(t, 'passes.update', () => rowSql.passes(name, after.p))).get(id, ...after.values)) throw rlsDenied('update');
         const images = { newRow: imageOf(t, raw), oldRow: imageOf(t, oldRaw) };
         change = appendChange(lease, 'update', name, id, row.data, old.data, at, images, rel ? undefined : (raw.data as string));
-      });
+      }, auth);
       publishChanges(this.#bus, lease, [change]);
       return rel ? JSON.stringify(row) : rowJson(t, raw, null);
     });
@@ -355,7 +355,7 @@ export class DbService {
       lease.stmt(sqlOf(t, 'delete', () => rowSql.delete(name))).run(id);
       changes.push(appendChange(lease, 'delete', name, id, null, old.data, at, { newRow: null, oldRow: imageOf(t, oldRaw) }));
       for (const c of cascaded) changes.push(appendChange(lease, c.op, c.table, c.id, c.data, c.old, at, c));
-    });
+    }, auth);
     publishChanges(this.#bus, lease, changes);
   }
 
@@ -536,22 +536,26 @@ function toRow(t: TableInfo, r: Raw, columns: string[] | null): Row {
   return { id: r.id as string | number, data, created_at: r.created_at as string, updated_at: r.updated_at as string };
 }
 
+/** Errors Postgres reports only after WITH CHECK: a unique key (409), NOT NULL (23502) and CHECK (23514) constraints. */
+const policyFirstErrors = (err: EdgeError): boolean => err.code === 'conflict' || (err.code === 'invalid_field' && (err.details?.sqlstate === '23502' || err.details?.sqlstate === '23514'));
+
 /**
- * Runs an insert under the caller's insert policy `ins` (null: no RLS). When a unique key refuses
- * the row, the policy is asked first about the proposed row (the columns given; one naming another refuses),
- * as Postgres checks WITH CHECK before unique keys: a row the policy refuses is 403 `rls_denied`,
- * never a 409 naming a key another user's row holds (docs/api.md "Row-level security").
+ * Runs an insert under the caller's insert policy `ins` (null: no RLS). When a unique key, NOT
+ * NULL or CHECK refuses the row, the policy is asked first about the proposed row (the columns
+ * given, the others' defaults), as Postgres checks WITH CHECK before them: a row the policy
+ * refuses is 403 `rls_denied`, never a 409 naming a key another user's row holds, nor anon's
+ * 23502 for a `default auth.uid()` that is NULL (docs/api.md "Row-level security").
  */
 function policyFirst<R>(lease: ProjectLease, name: string, ins: { p: CompiledPolicy; values: unknown[] } | null, names: readonly string[], params: readonly unknown[], write: () => R): R {
   try {
     return write();
   } catch (err) {
-    if (ins === null || !(err instanceof EdgeError) || err.code !== 'conflict') throw err;
+    if (ins === null || !(err instanceof EdgeError) || !policyFirstErrors(err)) throw err;
     let passes = false;
     try {
-      passes = lease.stmt(rowSql.proposedPasses(name, names, ins.p)).get(...params, ...ins.values) !== undefined;
+      passes = lease.db.prepare(rowSql.proposedPasses(name, names, ins.p, omittedColumns(lease, name, names))).get(...params, ...ins.values) !== undefined;
     } catch {
-      // note: a policy that cannot be asked of the proposed row alone (it names a column not given) refuses.
+      // note: a policy that cannot be asked of the proposed row (it names a column it does not have) refuses.
     }
     if (!passes) throw rlsDenied('insert');
     throw err;

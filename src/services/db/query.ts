@@ -5,7 +5,7 @@ import type { AuthContext } from '../../core/auth-context.js';
 import type { EventBus } from '../../events/bus.js';
 import type { ProjectLease } from '../../project/registry.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { bind, bindPlain, cachedTranslation, translateAsync, type AuthValues, type TableSource, type Translation } from '../../sql/pg/translate.js';
+import { bind, bindPlain, cachedTranslation, translateAsync, type TableSource, type Translation } from '../../sql/pg/translate.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import { AUTH_USERS } from '../../sql/pg/reserved.js';
 import { isIntrospectionView, readIntrospection } from '../../sql/pg/introspect.js';
@@ -28,6 +28,7 @@ import { usePolicy } from '../../sql/policy-expand.js';
 import { pgError } from '../../sql/pg/violations.js';
 import { requirePrivileges } from '../../sql/grants.js';
 import { enumOfDecl } from '../../sql/pg/types-ddl.js';
+import { CallerOf, plainCaller } from '../../sql/caller.js';
 import { readEnum } from './enum-store.js';
 import { shape, shapeText, type QueryResult } from './query-shape.js';
 
@@ -171,7 +172,7 @@ export class QueryService {
     }
     const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t) : new Map<Statement, unknown[]>();
     const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)));
-    const callerAuth = new CallerAuth(auth);
+    const callerAuth = new CallerOf(auth);
     const statements = t.statements.map((s) =>
       routines.get(s)?.map((r) => ({ ...r, result: false })) ??
       s.steps.map((step) => {
@@ -189,7 +190,7 @@ export class QueryService {
     // note: publishing in seq order starts from what the log had before this process's first write (change-log.ts).
     if (capture) expectChanges(lease);
     try {
-      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, schemaChange, capture, maxRows: MAX_ROWS, statements }, at);
+      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, ...(t.readOnly ? {} : { caller: plainCaller(auth) }), schemaChange, capture, maxRows: MAX_ROWS, statements }, at);
       raw = out.results;
       captured = out.changes;
     } catch (err) {
@@ -317,33 +318,9 @@ export class QueryService {
 function pointLookup(lease: ProjectLease, version: number, s: Statement, params: unknown[], source: TableSource | null, auth: AuthContext): WorkerResult | null {
   if (!s.pointLookup || s.steps.length !== 1) return null;
   const step = s.steps[0]!;
-  const caller = new CallerAuth(auth);
+  const caller = new CallerOf(auth);
   const b = source ? bind(step.sql, params, source, step.fixed, false, caller) : bindPlain(step, params, false, caller);
   return inline(lease, version, b.sql, b.params, (b as { host?: object }).host ?? null);
-}
-
-/**
- * The caller as raw SQL sees it: `auth.uid()` the user's id (NULL without a user token),
- * `auth.role()` the effective role (`anon`, `authenticated`, …, `service_role`), `auth.jwt()`
- * the verified token's payload (for a caller without a token, just `{"role"}`). Read only when a
- * statement uses them.
- */
-class CallerAuth implements AuthValues {
-  constructor(readonly auth: AuthContext) {}
-
-  get uid(): string | null {
-    return this.auth.user?.id ?? null;
-  }
-
-  get role(): string {
-    return this.auth.role;
-  }
-
-  get jwt(): string {
-    const u = this.auth.user;
-    if (!u) return JSON.stringify({ role: this.auth.role });
-    return JSON.stringify(u.claims);
-  }
 }
 
 /** The translation cache key of a project at a schema version (kept: built once per version, not per request). */
@@ -472,6 +449,10 @@ function mapError(err: unknown, columns?: SchemaLookup): unknown {
   if (e.code === 'pe_too_many_rows') return new EdgeError('invalid_request', msg);
   if (e.code === 'pe_result_too_large') {
     return new EdgeError('invalid_request', `the results of this request are larger than ${MAX_RESULT_BYTES} bytes of JSON; select fewer rows or columns (LIMIT/OFFSET)`);
+  }
+  if (msg === 'Cannot add a column with non-constant default') {
+    // note: SQLite fills the rows a table has with the new column's default, and only a constant one.
+    return new EdgeError('unsupported_sql', 'ALTER TABLE … ADD COLUMN with a DEFAULT that is not a constant (now(), gen_random_uuid(), auth.uid(), …) on a table that has rows', { details: { construct: 'ADD COLUMN … DEFAULT <non-constant> on a table with rows' } });
   }
   if (e.code === 'pe_read_only') return new EdgeError('missing_scope', 'only read-only statements may run without the service role', { details: { scope: 'service_role' } });
   if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {

@@ -1,5 +1,7 @@
 import { schemaChanged, schemaVersion } from '../../project/schema-version.js';
 import type { ProjectLease } from '../../project/registry.js';
+import type { AuthContext } from '../../core/auth-context.js';
+import { CallerOf } from '../../sql/caller.js';
 import { jsonField, quoteIdent, quoteLiteral } from '../../sql/quote.js';
 import { toStored } from './column-values.js';
 import { loadGrants } from './grants-store.js';
@@ -49,9 +51,14 @@ const GRANTS = new WeakMap<ReadonlyMap<string, TableInfo>, Grants>();
 
 const RUNNER = 'store.runner';
 const newRunner = (lease: ProjectLease): ((fn: () => void) => void) => lease.db.transaction((f: () => void) => f());
-/** Runs `fn` in one transaction; the better-sqlite3 wrapper is built once per open connection. */
-export function inTransaction(lease: ProjectLease, fn: () => void): void {
-  lease.cache(RUNNER, newRunner)(fn);
+/**
+ * Runs `fn` in one transaction; the better-sqlite3 wrapper is built once per open connection.
+ * With `auth`, as that caller: a stored `default auth.uid()` (and a trigger body's) reads it (src/sql/caller.ts).
+ */
+export function inTransaction(lease: ProjectLease, fn: () => void, auth?: AuthContext): void {
+  const run = lease.cache(RUNNER, newRunner);
+  if (auth) lease.asCaller(new CallerOf(auth), () => run(fn));
+  else run(fn);
 }
 const SQL_TYPE: Record<ColumnType, string> = {
   text: 'TEXT',
@@ -64,6 +71,16 @@ const SQL_TYPE: Record<ColumnType, string> = {
   bytea: 'BLOB',
 };
 export const NOW_SQL = `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+
+/**
+ * The columns of `t` an insert leaves out, as the proposed row's select items: each its stored
+ * DEFAULT (evaluated now, so `default auth.uid()` is the writing caller's id, src/sql/caller.ts)
+ * or NULL, as Postgres forms the row it checks against WITH CHECK.
+ */
+export function omittedColumns(lease: ProjectLease, t: string, given: readonly string[]): string[] {
+  const cols = lease.db.pragma(`table_info(${quoteIdent(t)})`) as Array<{ name: string; dflt_value: string | null }>;
+  return cols.filter((c) => !given.includes(c.name)).map((c) => `${c.dflt_value ?? 'NULL'} AS ${quoteIdent(c.name)}`);
+}
 
 export const catalogStore = {
   /** The catalog of the lease's project, reloaded when the schema changed. */
@@ -319,8 +336,8 @@ export const rowSql = {
    * Whether a proposed row (the named columns bound in order, then the policy's values) passes a
    * policy, without writing it: the row is a one-row subquery under the table's name.
    */
-  proposedPasses: (t: string, names: readonly string[], p: CompiledPolicy) =>
-    `SELECT 1 FROM (SELECT ${names.map((n) => `? AS ${quoteIdent(n)}`).join(', ')}) AS ${quoteIdent(t)} WHERE ${p.sql}`,
+  proposedPasses: (t: string, names: readonly string[], p: CompiledPolicy, omitted: readonly string[] = []) =>
+    `SELECT 1 FROM (SELECT ${[...names.map((n) => `? AS ${quoteIdent(n)}`), ...omitted].join(', ')}) AS ${quoteIdent(t)} WHERE ${p.sql}`,
   /** The row by id, with `"rls.ok"` = the second policy (or 1) and filtered by the first (or none). */
   getWith: (t: string, visible: CompiledPolicy | null, check: CompiledPolicy | null) =>
     `SELECT *, ${check ? check.sql : '1'} AS "rls.ok" FROM ${quoteIdent(t)} WHERE "id" = ?${visible ? ` AND ${visible.sql}` : ''}`,

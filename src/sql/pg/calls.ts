@@ -1,6 +1,7 @@
 import { emitSqlFunction } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { quoteLiteral } from '../quote.js';
+import { CALLER_SQL } from '../caller.js';
 import type { PgType } from './types.js';
 import { FUNCTIONS } from './catalog/core.js';
 import { EVERYDAY, OPERATORS, operatorFor } from './catalog/everyday.js';
@@ -35,14 +36,17 @@ export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
 /**
  * `auth.uid()`, `auth.role()`, `auth.jwt()` (Supabase's): the caller's user id, role and
  * token claims, bound per call (`\0A<name>\0`), so a cached translation serves every caller.
- * Not in DDL: a stored default or check cannot name whoever writes later.
+ * In a column's DEFAULT they read whoever writes the row (src/sql/caller.ts); not in other DDL.
  */
 export function emitAuth(em: Emitter, name: string, n: Node): Expr {
   const types: Record<string, PgType> = { uid: 'uuid', role: 'text', jwt: 'jsonb' };
   const type = types[name];
   if (!type) throw unsupported(`function auth.${name} (auth.uid(), auth.role() and auth.jwt() are)`);
   if (em._args(n).length !== 0) throw new EdgeError('invalid_request', `function auth.${name} takes no arguments`);
-  if (em.native) throw unsupported(`auth.${name}() in DDL (a stored default or check cannot name the caller)`);
+  // note: a column's DEFAULT reads whoever writes the row (pe_caller_*, src/sql/caller.ts); a CHECK, an index
+  // or a view's stored text cannot (a check would judge old rows by a later writer).
+  if (em.native && em.callerDefault) return { sql: CALLER_SQL[name as keyof typeof CALLER_SQL], type, name };
+  if (em.native) throw unsupported(`auth.${name}() in DDL other than a column's DEFAULT (a check or an index cannot name the caller)`);
   return { sql: `\0A${name}\0`, type, name };
 }
 

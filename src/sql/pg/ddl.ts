@@ -7,6 +7,7 @@ import { DECLTYPE, type PgType, pgTypeOf, toCatalogType, typeNameOf } from './ty
 import { type CatalogDef, NOW, type Statement, type Step } from './statements.js';
 import { commentSteps, dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers, renameEnumTriggers } from './types-ddl.js';
 import { indexMethod } from './index-methods.js';
+import { callerDefaultText } from '../caller.js';
 import { adoptProfiles } from './profiles-adopt.js';
 import { refuseAlterUnderView, tableDependents, viewNamed } from './views.js';
 
@@ -26,6 +27,8 @@ interface ColumnSpec {
   references: { table: string; column: string; on_delete: string } | null;
   /** The enum type of a column declared with one (types-ddl.ts). */
   enum?: string;
+  /** A DEFAULT naming the caller as written (`auth.uid()`): kept in the catalog, so /db/schema shows it. */
+  callerDefault?: string;
 }
 
 export function createTable(n: Node, em: Emitter): Statement {
@@ -132,7 +135,7 @@ function catalogDef(phys: string, cols: ColumnSpec[], tablePk: string[] | null):
     if (!type) return null;
     // note: defaults stay in the table (SQLite applies them); the catalog records none, and such a column is
     // not required by the rows API (it is "nullable" there: an omitted value takes the default).
-    columns.push({ name: c.name, type, nullable: !c.notNull || c.hasDefault, default: null, unique: c.unique, references: c.references, ...(c.enum ? { enum: c.enum } : {}) });
+    columns.push({ name: c.name, type, nullable: !c.notNull || c.hasDefault, default: c.callerDefault ?? null, unique: c.unique, references: c.references, ...(c.enum ? { enum: c.enum } : {}) });
   }
   return { columns, indexes: [], ...(rowid ? { key: 'int8' as const } : {}), ...(stamps ? {} : { stamps: false as const }) };
 }
@@ -171,11 +174,19 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   }
   if (unique) parts.push('UNIQUE');
   const dv = d.default_val as Node | undefined;
+  let callerDefault: string | null = null;
   if (dv) {
-    const v = em.expr((dv.value as Node) ?? dv, []);
+    em.callerDefault = true;
+    let v: ReturnType<Emitter['expr']>;
+    try {
+      v = em.expr((dv.value as Node) ?? dv, []);
+    } finally {
+      em.callerDefault = false;
+    }
     // note: an enum column's default must be one of its labels (checked now, as Postgres does).
     const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
     parts.push(`DEFAULT (${e.sql})`);
+    callerDefault = callerDefaultText(e.sql);
   }
   if (def.length && type === 'text' && /CHAR/i.test(raw)) {
     // note: named, so that a violation reads as Postgres' "value too long for type …" (22001), not as a CHECK (query.ts).
@@ -194,7 +205,7 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
     parts.push(r.sql);
     refs = r.ref;
   }
-  return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), identity, references: refs, ...(enumType ? { enum: enumType } : {}) };
+  return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), identity, references: refs, ...(enumType ? { enum: enumType } : {}), ...(callerDefault ? { callerDefault } : {}) };
 }
 
 /**
@@ -306,7 +317,7 @@ export function alter(n: Node, em: Emitter): Statement {
     if (type) {
       steps.push({
         sql: `UPDATE "_svc_meta.tables" SET def = json_set(def, '$.columns[#]', json(?)) WHERE name = ?`,
-        fixed: [JSON.stringify({ name: c.name, type, nullable: true, default: null, unique: c.unique, references: c.references, ...(c.enum ? { enum: c.enum } : {}) }), phys],
+        fixed: [JSON.stringify({ name: c.name, type, nullable: true, default: c.callerDefault ?? null, unique: c.unique, references: c.references, ...(c.enum ? { enum: c.enum } : {}) }), phys],
       });
     }
     const added = c.enum ? { name: c.name, type: c.type, enum: c.enum } : { name: c.name, type: c.type };

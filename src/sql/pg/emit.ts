@@ -88,6 +88,8 @@ export class Emitter {
   _depth = 0;
   /** Inside DDL: only native SQLite (no registered functions, no parameters). */
   native = false;
+  /** Inside a column's DEFAULT: `auth.uid()`, `auth.role()`, `auth.jwt()` read the writing caller (src/sql/caller.ts). */
+  callerDefault = false;
   readonly _ctes: Array<Map<string, ColumnType[] | null>> = [];
   /** Column references outside aggregates in the current select core (null: not collecting). */
   _bare: Array<{ alias: string; name: string; sql: string; within?: string }> | null = null;
@@ -337,6 +339,8 @@ export class Emitter {
   }
 
   _subquery(n: Node, scope: Source[]): Expr {
+    // note: Postgres' own refusal (0A000), also of `default (select auth.uid())`: write `default auth.uid()`.
+    if (this.native && this.callerDefault) throw new EdgeError('unsupported_sql', 'cannot use subquery in DEFAULT expression', { details: { construct: 'subqueries in DEFAULT', sqlstate: '0A000' } });
     if (this.native) throw unsupported('subqueries in DDL');
     const sub = this.select(n.ast as Node, scope);
     // note: SQLite takes a scalar subquery's first row; Postgres fails past one (21000): at most two are read.

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { quoteIdent } from '../../project/schemas.js';
+import { callerDefaultText } from '../caller.js';
 import { quoteLiteral } from '../quote.js';
 import { isReservedName } from './reserved.js';
 import type { ColumnType, PgType, SchemaLookup } from './types.js';
@@ -119,6 +120,9 @@ function shownDefault(dflt: string | null, auto: ColumnType['auto']): string | n
   if (dflt === null) return null;
   if (NOW_DEFAULT.test(dflt)) return 'now()';
   if (/randomblob/.test(dflt)) return 'gen_random_uuid()';
+  // note: the caller in a stored default (src/sql/caller.ts) as written: auth.uid(), auth.role(), auth.jwt() ->> 'claim'.
+  const caller = callerDefaultText(dflt);
+  if (caller) return caller;
   const bare = dflt.replace(/^\((.*)\)$/s, '$1');
   const cast = /^CAST\((.*) AS ([A-Z_]+)\)$/s.exec(bare);
   return cast ? `${cast[1]}::${cast[2]!.toLowerCase()}` : bare;

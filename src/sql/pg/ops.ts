@@ -1,5 +1,6 @@
 import { EdgeError } from '../../core/errors.js';
 import { enumCompare } from './types-ddl.js';
+import { CALLER_SQL } from '../caller.js';
 import type { PgType } from './types.js';
 import { ARITH, COMPARE, type Emitter, type Expr, type Node, type Source, callName, unsupported } from './emit.js';
 import { emitCatalogOperator } from './calls.js';
@@ -73,6 +74,8 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
     const r = em.expr(right, scope);
     emitJsonOperand(em, l, op);
     const key = r.type === 'int4' || r.type === 'int8' ? r.sql : r.sql;
+    // note: `default auth.jwt() ->> 'email'`: the registered pe_jget(t), on every project connection as pe_caller_jwt is.
+    if (em.native && em.callerDefault && l.sql.includes(CALLER_SQL.jwt)) return { sql: `${op === '->' ? 'pe_jget' : 'pe_jgett'}(${l.sql}, ${key})`, type: op === '->' ? 'jsonb' : 'text', name: '?column?' };
     return { sql: em._fn(op === '->' ? 'pe_jget' : 'pe_jgett', l.sql, key), type: op === '->' ? 'jsonb' : 'text', name: op === '->' ? '?column?' : '?column?' };
   }
   if (op === '#>' || op === '#>>') {

@@ -1,5 +1,6 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
+import { CALLER_SQL } from '../caller.js';
 import { quoteLiteral } from '../quote.js';
 import { Emitter, unsupported, type Node } from './emit.js';
 import { kind, lowerExpr, lowerSelect, rangeVar } from './lower.js';
@@ -232,12 +233,15 @@ function emitter(schema: SchemaLookup, columns: ColumnType[], event: TriggerEven
   return em;
 }
 
-/** The markers of emitted SQL resolved for a trigger body: tables by name, no time limit, no caller. */
+/**
+ * The markers of emitted SQL resolved for a trigger body: tables by name, no time limit, and the
+ * caller as the writing request's (`new.user_id := auth.uid()`: pe_caller_*, src/sql/caller.ts).
+ */
 function finish(sql: string): string {
   return sql.replace(/\0([PTKA])([^\0]*)\0/g, (_, k: string, v: string) => {
     if (k === 'T') return quoteIdent(v);
     if (k === 'K') return '1';
-    if (k === 'A') throw refused(`auth.${v}() (a trigger runs for every writer, not one caller)`);
+    if (k === 'A') return CALLER_SQL[v as keyof typeof CALLER_SQL];
     throw refused('parameters');
   });
 }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { registerCaller, type CallerSlot } from '../caller.js';
 import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
@@ -32,8 +33,9 @@ async function parse(sql: string): Promise<string> {
   }
 }
 
-const register = (db: Database.Database, deadline: { at: number; n: number }): void => {
+const register = (db: Database.Database, deadline: { at: number; n: number }, caller: CallerSlot): void => {
   registerFunctions(db, deadline);
+  registerCaller(db, caller);
   registerEveryday(db);
   registerFormats(db);
   registerMore(db);

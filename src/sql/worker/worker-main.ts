@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { CallerSlot, CallerValues } from '../caller.js';
 
 /** A job for a SQL worker: one script, run in one transaction on one project file. */
 export interface WorkerJob {
@@ -15,6 +16,8 @@ export interface WorkerJob {
     clear: string;
     append: string;
   };
+  /** Who writes: what a stored default's `auth.uid()` reads while the job runs (src/sql/caller.ts); none: NULL. */
+  caller?: CallerValues;
   /** The script changes the schema: cached statements of this connection are dropped after it. */
   schemaChange?: boolean;
   timeoutMs: number;
@@ -57,7 +60,7 @@ export function workerMain(
   deps: {
     parentPort: { on(ev: 'message', f: (m: unknown) => void): void; postMessage(m: unknown): void };
     Database: typeof Database;
-    register: (db: Database.Database, deadline: { at: number; n: number }) => void;
+    register: (db: Database.Database, deadline: { at: number; n: number }, caller: CallerSlot) => void;
     /**
      * libpg-query's parse of long SQL (src/sql/pg/parse.ts; a script of hundreds of KB takes tens of
      * ms: it runs here, off the main thread). A syntax error rejects with `{ syntax: true, message, cursor }`.
@@ -72,6 +75,8 @@ export function workerMain(
   const conns = new Map<string, Conn>();
   const columnsOf = new WeakMap<Database.Statement, Array<{ name: string; decl: string | null }>>();
   const deadline = { at: Number.POSITIVE_INFINITY, n: 0 };
+  // note: one job at a time per worker, so one caller for all of its connections (set per job, reset in finally).
+  const caller: CallerSlot = { current: null };
   const open = (file: string) => {
     let c = conns.get(file);
     if (c) {
@@ -88,7 +93,7 @@ export function workerMain(
     // note: the project's size cap holds on this connection too (max_page_count is per connection).
     const cap = options.maxDbBytes ?? 0;
     if (cap > 0) db.pragma(`max_page_count = ${Math.max(1, Math.floor(cap / (db.pragma('page_size', { simple: true }) as number)))}`);
-    deps.register(db, deadline);
+    deps.register(db, deadline, caller);
     c = { db, stmts: new Map(), triggers: new Map() };
     conns.set(file, c);
     while (conns.size > options.maxConnections) {
@@ -135,6 +140,7 @@ export function workerMain(
       const c = open(job.file);
       deadline.at = Date.now() + job.timeoutMs;
       deadline.n = 0;
+      caller.current = job.caller ?? null;
       const results: WorkerResult[] = [];
       const changes: WorkerChange[] = [];
       // note: the JSON the results make, estimated as rows are read (strings by length, other values by a
@@ -253,6 +259,7 @@ export function workerMain(
       deps.parentPort.postMessage({ id: job.id, ok: false, code, message, facts: (e as { facts?: unknown }).facts });
     } finally {
       deadline.at = Number.POSITIVE_INFINITY;
+      caller.current = null;
       if (conns.size && job.file) {
         const c = conns.get(job.file);
         if (c && c.db.inTransaction) {
