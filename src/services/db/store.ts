@@ -6,6 +6,8 @@ import { loadGrants } from './grants-store.js';
 import { DROP_GRANTS, NO_GRANTS, type Grants } from '../../sql/grants.js';
 import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, NamedPolicy, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
 import { expandPolicies } from '../../sql/policy-expand.js';
+import { recompileFunctionPolicies } from '../../sql/policy-functions.js';
+import { readFunctions } from '../../sql/pg/triggers.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
 
@@ -89,6 +91,11 @@ export const catalogStore = {
     for (const [name, t] of tables) t.grants = grants.get(name);
     GRANTS.set(tables, grants);
     applyComments(lease, tables);
+    // note: policies that call LANGUAGE sql functions are compiled against the functions as they are now.
+    if ([...tables.values()].some((t) => Object.values(t.rls.compiled).some((c) => c?.fns?.length))) {
+      const fns = readFunctions(lease.db);
+      recompileFunctionPolicies(tables, (n) => fns.get(n) ?? null);
+    }
     expandPolicies(tables);
     cached.schemaVersion = sv;
     cached.tables = tables;
