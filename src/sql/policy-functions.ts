@@ -77,14 +77,21 @@ export function policiesWithout(tables: ReadonlyMap<string, TableInfo>, users: R
   return out;
 }
 
-/** CREATE OR REPLACE FUNCTION: the policies that call it must still compile with the new body (else the statement fails). */
-export function checkReplacement(tables: ReadonlyMap<string, TableInfo>, fn: SqlFunction, functions: FunctionLookup): void {
+/**
+ * CREATE OR REPLACE FUNCTION: the policies that call it, compiled with the new body (an error
+ * fails the statement), as POLICY_WRITE's values — so the stored form is current too.
+ */
+export function replacedPolicies(tables: ReadonlyMap<string, TableInfo>, fn: SqlFunction, functions: FunctionLookup): unknown[][] {
   const lookup = (n: string): TableDef | null => tables.get(n)?.def ?? null;
   const now: FunctionLookup = (n) => (n === fn.name ? fn : functions(n));
-  for (const t of tables.values()) {
+  const out: unknown[][] = [];
+  for (const [name, t] of tables) {
     if (!Object.values(t.rls.compiled).some((c) => c?.fns?.includes(fn.name))) continue;
-    compileSet(namedOf(t.rls), t.def, lookup, now);
+    const named = namedOf(t.rls);
+    const set = compileSet(named, t.def, lookup, now);
+    out.push([name, JSON.stringify(set.policies), JSON.stringify(set.compiled), JSON.stringify(named)]);
   }
+  return out;
 }
 
 /** The catalog's policies as DROP / CREATE OR REPLACE FUNCTION see them (triggers.ts routineSteps). */
@@ -92,6 +99,6 @@ export function functionPolicies(tables: ReadonlyMap<string, TableInfo>): Policy
   return {
     users: (fn, functions) => policiesUsing(tables, fn, functions).map((u) => ({ table: u.table, name: u.policy.name })),
     drop: (users, functions) => policiesWithout(tables, users, functions),
-    replace: (fn, functions) => checkReplacement(tables, fn, functions),
+    replace: (fn, functions) => replacedPolicies(tables, fn, functions),
   };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { openEventSource } from '../helpers/realtime.js';
+import { openEventSource, restartTestServer } from '../helpers/realtime.js';
 
 // LANGUAGE sql functions called in RLS policies (docs/sql.md "Functions in policies"): inlined
 // with their arguments; security definer reads without RLS, invoker as the caller; what
@@ -153,6 +153,10 @@ describe('functions change under the policies that call them', () => {
     await ok(`create or replace function member_of(uuid) returns boolean language sql stable security definer as $$
       select exists (select 1 from public.mem m where m.grp_id = $1 and m.user_id = (select auth.uid())) $$`);
     expect(await names('notes', alice)).toEqual(['n1', 'n1-live']);
+    // a restart reads the policies back as they were left
+    s = await restartTestServer(s);
+    expect(await names('notes', alice)).toEqual(['n1', 'n1-live']);
+    expect(await names('grp', bob)).toEqual(['g1']);
     const e = await refused(`create or replace function member_of(uuid) returns int language sql as $$ select 1 $$`);
     expect(e.message).toBe('cannot change return type of existing function');
     expect(e.details).toMatchObject({ sqlstate: '42P13', hint: 'Use DROP FUNCTION member_of(uuid) first.' });

@@ -233,8 +233,8 @@ export interface PolicyUsers {
   users(fn: string, functions: FunctionLookup): Array<{ table: string; name: string }>;
   /** POLICY_WRITE values dropping those policies (DROP FUNCTION … CASCADE), the others compiled with `functions`. */
   drop(users: ReadonlyArray<{ table: string; name: string }>, functions: FunctionLookup): unknown[][];
-  /** CREATE OR REPLACE: throws when a policy calling it does not compile with the new body. */
-  replace(fn: FnRow, functions: FunctionLookup): void;
+  /** CREATE OR REPLACE: the POLICY_WRITE values of the policies calling it, compiled with the new body (throws when one does not compile). */
+  replace(fn: FnRow, functions: FunctionLookup): unknown[][];
 }
 
 /** A function as Postgres' messages name it: `name(uuid, integer)`. */
@@ -289,13 +289,15 @@ export function routineSteps(
       const users = [...trgs.values()].filter((t): t is TrgRow => t !== null && t.fn === r.name);
       if (users.length && (row.language !== 'plpgsql' || row.returns !== 'trigger')) throw pgError('42P13', `cannot change return type of existing function "${r.name}"`);
       if (old && old.returns !== row.returns) throw new EdgeError('invalid_request', 'cannot change return type of existing function', { details: { sqlstate: '42P13', hint: `Use DROP FUNCTION ${signature(old)} first.` } });
-      // note: the policies that call it must compile with the new body (they are compiled again when the catalog loads).
-      if (old) policies?.replace(row, (n) => (n === row.name ? row : (fns.get(n) ?? null)));
+      // note: the policies that call it must compile with the new body; they are written again with it (and compiled
+      // again whenever the catalog loads).
+      const rewritten = old ? (policies?.replace(row, (n) => (n === row.name ? row : (fns.get(n) ?? null))) ?? []) : [];
       steps.push({
         sql: `INSERT INTO ${FUNCTIONS_TABLE} (name, language, returns, definer, source, created_at) VALUES (?, ?, ?, ?, ?, ${NOW}) ON CONFLICT (name) DO UPDATE SET language = excluded.language, returns = excluded.returns, definer = excluded.definer, source = excluded.source`,
         params: [row.name, row.language, row.returns, row.definer, row.source],
       });
       fns.set(r.name, row);
+      for (const values of rewritten) steps.push({ sql: POLICY_WRITE, params: values });
       for (const sql of BUMP) steps.push({ sql, params: [] });
       // note: OR REPLACE recompiles the triggers that use the function, against the tables as they are now.
       for (const t of users) {
