@@ -405,7 +405,7 @@ class Translator {
       const param = this.#paramAt(call, q, name);
       if (param && path === null) return this.#arg(param.at);
       if (param) throw unsupported(`JSON operators on the parameter ${name} of ${call.fn.name}() in a policy`);
-      throw new EdgeError('invalid_request', `column ${q === null ? '' : `${q}.`}${name} does not exist`, { details: { sqlstate: '42703' } });
+      throw new EdgeError('invalid_request', `column ${q === null ? `"${name}"` : `${q}.${name}`} does not exist`, { details: { sqlstate: '42703' } });
     }
     if (q !== null && q !== this.scope.name) {
       throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${q}"`, { details: { sqlstate: '42P01' } });

@@ -59,7 +59,7 @@ describe('a LANGUAGE sql function in a policy', () => {
       }
       throw new Error('compiled');
     };
-    expect(err('sees_row()')).toEqual({ message: 'column title does not exist', sqlstate: '42703' });
+    expect(err('sees_row()')).toEqual({ message: 'column "title" does not exist', sqlstate: '42703' });
     expect(err(`nope(team_id, 1, 'a', true)`)).toEqual({ message: 'function nope(uuid, integer, unknown, boolean) does not exist', sqlstate: '42883' });
     expect(err('member_d()')).toEqual({ message: 'function member_d() does not exist', sqlstate: '42883' });
     expect(err(`title_of('a')`)).toEqual({ message: 'argument of POLICY must be type boolean, not type text', sqlstate: '42804' });
