@@ -73,9 +73,10 @@ export const unsupported = (why: string): EdgeError => new EdgeError('unsupporte
  * Parses a Postgres boolean expression (PostgreSQL's parser, src/sql/pg/parse.ts) and
  * re-emits it as SQLite from an allowlist of node types: column refs, JSON `->`/`->>`,
  * comparisons, AND/OR/NOT, IS [NOT] NULL/TRUE/FALSE, [NOT] IN (list), [I]LIKE, literals
- * and `auth.uid()`, `auth.role()`, `auth.jwt() ->> 'claim'`. Every literal becomes a bound
- * parameter; nothing from the source is copied into the SQL text except quoted, validated
- * identifiers produced by the scope. Anything else throws 400 `unsupported_sql`.
+ * and `auth.uid()`, `auth.role()`, `auth.jwt() ->> 'claim'`, subqueries over the scope's
+ * tables, and calls of the project's LANGUAGE sql functions (inlined: `#call`). Every literal
+ * becomes a bound parameter; nothing from the source is copied into the SQL text except
+ * quoted, validated identifiers produced by the scope. Anything else throws 400 `unsupported_sql`.
  */
 export function translateExpr(source: string, scope: ExprScope): TranslatedExpr {
   if (typeof source !== 'string' || source.trim() === '') throw unsupported('the expression is empty');
