@@ -45,10 +45,11 @@ function expandOne(p: CompiledPolicy, stack: string[], raw: Map<string, RlsState
     const sql: string[] = [];
     const params: PolicyParam[] = [];
     expandInto(p, stack, raw, sql, params, { size: 0 });
-    return { sql: sql.join(''), params };
+    return p.fns ? { sql: sql.join(''), params, fns: p.fns } : { sql: sql.join(''), params };
   } catch (err) {
     if (!(err instanceof Expansion)) throw err;
-    return { sql: '(0)', params: [], error: { sqlstate: err.sqlstate, message: err.message } };
+    const error = { sqlstate: err.sqlstate, message: err.message };
+    return p.fns ? { sql: '(0)', params: [], error, fns: p.fns } : { sql: '(0)', params: [], error };
   }
 }
 

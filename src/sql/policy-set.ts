@@ -1,5 +1,6 @@
 import { EdgeError } from '../core/errors.js';
 import { compilePolicy, type TableLookup } from './rls.js';
+import type { FunctionLookup } from './pg/sql-functions.js';
 import { POLICY_OPS, type CompiledPolicy, type NamedPolicy, type PolicyOp, type RlsState, type TableDef } from './table-model.js';
 
 /**
@@ -76,7 +77,7 @@ interface Terms {
  * combines them per operation. `policies` is the combined source text per op, the view
  * `GET …/rls` has always shown.
  */
-export function compileSet(list: readonly NamedPolicy[], def: TableDef, lookup?: TableLookup): Pick<RlsState, 'policies' | 'compiled'> {
+export function compileSet(list: readonly NamedPolicy[], def: TableDef, lookup?: TableLookup, functions?: FunctionLookup): Pick<RlsState, 'policies' | 'compiled'> {
   if (list.length > MAX_POLICIES) throw new EdgeError('invalid_request', `a table has at most ${MAX_POLICIES} policies`);
   const seen = new Set<string>();
   const terms: Record<PolicyOp | 'update_check', Terms> = {
@@ -95,7 +96,7 @@ export function compileSet(list: readonly NamedPolicy[], def: TableDef, lookup?:
       const roles = p.roles.map((r) => `'${r}'`).join(', ');
       const text = !p.roles.length ? src.trim() : p.permissive ? `auth.role() IN (${roles}) AND (${src})` : `auth.role() NOT IN (${roles}) OR (${src})`;
       try {
-        return { src: text, c: compilePolicy(text, def, lookup) };
+        return { src: text, c: compilePolicy(text, def, lookup, functions) };
       } catch (err) {
         if (!(err instanceof EdgeError)) throw err;
         throw new EdgeError(err.code, `policy "${p.name}" (${part}): ${err.message}`, err.details ? { details: err.details } : undefined);
@@ -142,5 +143,9 @@ function combineCompiled(t: Terms): CompiledPolicy {
   const sql = t.restr.length ? `(${[permSql, ...t.restr.map((x) => x.c.sql)].join(' AND ')})` : permSql;
   const refs = [...new Set(parts.flatMap((c) => c.refs ?? []))];
   const params = parts.flatMap((c) => c.params);
-  return refs.length ? { sql, params, refs } : { sql, params };
+  const fns = [...new Set(parts.flatMap((c) => c.fns ?? []))];
+  const out: CompiledPolicy = { sql, params };
+  if (refs.length) out.refs = refs;
+  if (fns.length) out.fns = fns;
+  return out;
 }

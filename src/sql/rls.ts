@@ -3,6 +3,7 @@ import { systemColumns, type CompiledPolicy, type PolicyParam, type TableDef } f
 import { JSON_KEY, jsonPathLiteral, quoteIdent } from './quote.js';
 import { translateExpr, type ExprScope } from './translate.js';
 import { EdgeError } from '../core/errors.js';
+import type { FunctionLookup } from './pg/sql-functions.js';
 
 /** A table's columns, name → holds JSON. */
 export function columnsOf(def: TableDef): Map<string, boolean> {
@@ -17,10 +18,19 @@ export function columnsOf(def: TableDef): Map<string, boolean> {
 export type TableLookup = (name: string) => TableDef | null;
 
 /** The translator's view of a table: its real columns, and JSON paths into JSON columns. */
-export function tableScope(def: TableDef, lookup?: TableLookup): ExprScope {
+export function tableScope(def: TableDef, lookup?: TableLookup, functions?: FunctionLookup): ExprScope {
   const cols = columnsOf(def);
   return {
     name: def.name,
+    ...(functions ? { functions } : {}),
+    typeName: (name, table) => {
+      const d = table === undefined || table === def.name ? def : lookup?.(table);
+      if (!d) return null;
+      if (name === 'id') return d.key === 'int8' ? 'bigint' : 'uuid';
+      if (name === 'created_at' || name === 'updated_at') return 'timestamp with time zone';
+      const c = d.columns.find((x) => x.name === name);
+      return c ? (PG_NAMES[c.type] ?? c.type) : null;
+    },
     relation: lookup
       ? (table) => {
           const other = table === def.name ? def : lookup(table);
@@ -41,10 +51,15 @@ export function tableScope(def: TableDef, lookup?: TableLookup): ExprScope {
  * Compiles one policy when it is written: translated once, stored, and bound per
  * request from the auth context without re-parsing (docs/api.md "Row-level security").
  */
-export function compilePolicy(source: string, def: TableDef, lookup?: TableLookup): CompiledPolicy {
-  const t = translateExpr(source, tableScope(def, lookup));
-  return t.refs ? { sql: t.sql, params: t.params, refs: t.refs } : { sql: t.sql, params: t.params };
+export function compilePolicy(source: string, def: TableDef, lookup?: TableLookup, functions?: FunctionLookup): CompiledPolicy {
+  const t = translateExpr(source, tableScope(def, lookup, functions));
+  const out: CompiledPolicy = { sql: t.sql, params: t.params };
+  if (t.refs) out.refs = t.refs;
+  if (t.fns) out.fns = t.fns;
+  return out;
 }
+
+const PG_NAMES: Record<string, string> = { int8: 'bigint', float8: 'double precision', bool: 'boolean', timestamptz: 'timestamp with time zone' };
 
 /** The values of a compiled policy's parameters for one caller. */
 export function bindPolicy(params: readonly PolicyParam[], auth: AuthContext): unknown[] {

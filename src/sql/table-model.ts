@@ -64,6 +64,8 @@ export interface CompiledPolicy {
    * for each, replaced by the table's RLS-filtered form when the catalog loads.
    */
   refs?: string[];
+  /** The stored LANGUAGE sql functions inlined into it (docs/sql.md "Functions in policies"): recompiled when the catalog loads. */
+  fns?: string[];
   /** Set when expanding failed (a policy cycle, 42P17): using the policy is this error. */
   error?: { sqlstate: string; message: string };
 }

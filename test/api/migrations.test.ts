@@ -8,10 +8,7 @@ import { startTestServer, type CreatedProject, type TestServer } from '../helper
 // the rows API, GraphQL and /db/query (a user's SQL is read-only: writes go through the rows API
 // and GraphQL), and each sees what Postgres with these policies would show them.
 //
-// Not here yet (each answers 400 unsupported_sql today):
-//   11_team_tasks.sql      a LANGUAGE sql function called in a policy (`using (public.is_team_member(id))`):
-//                          "unsupported boolean expression (function)"
-// (runs: 01 to 10, 12 to 15)
+// All fifteen run.
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
@@ -640,6 +637,78 @@ describe('10_feature_votes.sql: feature requests, one vote per user, a leaderboa
     expect(t.body).toEqual({ data: { __type: { description: 'Feature requests ranked by votes' } } });
     const schema = await app.call('GET', '/db/schema', undefined, 'service');
     expect(schema.body.tables.find((x: { name: string }) => x.name === 'feature_request_scores')).toMatchObject({ type: 'view', comment: 'Feature requests ranked by votes' });
+  });
+});
+
+describe('11_team_tasks.sql: team membership checked by a security definer function called in the policies', () => {
+  let app: App;
+  let carol: User;
+  let red: string;
+  let blue: string;
+  beforeAll(async () => {
+    app = await migrate('11_team_tasks.sql');
+    carol = await app.signUp('carol@example.com');
+    const { alice, bob } = app;
+    // teams and memberships are made by the service role (no insert policy for users)
+    const made = await app.sql(`insert into teams (name) values ('Red'), ('Blue') returning id`, 'service');
+    red = String(made[0]!.id);
+    blue = String(made[1]!.id);
+    await app.sql('insert into team_members (team_id, user_id) values ($1, $2), ($3, $4)', 'service', [red, alice.id, blue, bob.id]);
+  });
+
+  it('members add tasks to their own team only, through the rows API and GraphQL', async () => {
+    const { alice, bob } = app;
+    const t = await app.insert('tasks', { team_id: red, title: 'Ship it', labels: ['release'] }, alice);
+    expect(t.status, t.text).toBe(201);
+    expect(t.body.data).toMatchObject({ team_id: red, title: 'Ship it', priority: 3, labels: ['release'], done: false, assignee_id: null });
+    failed(await app.insert('tasks', { team_id: blue, title: 'Sneaky' }, alice), 403, 'rls_denied');
+    failed(await app.insert('tasks', { team_id: red, title: 'Carol was here' }, carol), 403, 'rls_denied');
+    failed(await app.insert('tasks', { team_id: red, title: 'Anon was here' }, 'anon'), 403, 'rls_denied');
+    const g = await app.gql('mutation($t: UUID!) { insert_tasks(object: {team_id: $t, title: "Paint the shed", priority: 1}) { title priority } }', bob, { t: blue });
+    expect(g.body).toEqual({ data: { insert_tasks: { title: 'Paint the shed', priority: 1 } } });
+    const sneaky = await app.gql('mutation($t: UUID!) { insert_tasks(object: {team_id: $t, title: "Not mine"}) { title } }', bob, { t: red });
+    expect(sneaky.body.errors?.[0]?.extensions?.code, sneaky.text).toBe('rls_denied');
+  });
+
+  it('a member sees their team, its members and its tasks through every door; a non-member sees none', async () => {
+    const { alice, bob } = app;
+    expect((await app.list('tasks', alice)).map((r) => r.data.title)).toEqual(['Ship it']);
+    expect((await app.list('tasks', bob)).map((r) => r.data.title)).toEqual(['Paint the shed']);
+    expect(await app.list('tasks', carol)).toEqual([]);
+    expect(await app.list('tasks', 'anon')).toEqual([]);
+    expect((await app.list('teams', alice)).map((r) => r.data.name)).toEqual(['Red']);
+    expect(await app.list('teams', carol)).toEqual([]);
+    // team_members' own policy calls is_team_member, which reads team_members: no recursion (security definer)
+    expect((await app.list('team_members', alice)).map((r) => r.data.user_id)).toEqual([alice.id]);
+    expect(await app.list('team_members', carol)).toEqual([]);
+    expect((await app.call('GET', `/db/tables/teams/rows/${blue}`, undefined, alice)).status).toBe(404);
+    expect((await app.gql('{ teams { name tasks { title } } }', bob)).body).toEqual({ data: { teams: [{ name: 'Blue', tasks: [{ title: 'Paint the shed' }] }] } });
+    expect((await app.gql('{ tasks { title } team_members { user_id } }', carol)).body).toEqual({ data: { tasks: [], team_members: [] } });
+    expect(await app.sql('select t.title, tm.name from tasks t join teams tm on tm.id = t.team_id order by t.title', alice)).toEqual([{ title: 'Ship it', name: 'Red' }]);
+    expect(await app.sql('select count(*) as n from team_members', carol)).toEqual([{ n: 0 }]);
+    expect(await app.sql('select public.is_team_member($1) as red, public.is_team_member($2) as blue', alice, [red, blue])).toEqual([{ red: true, blue: false }]);
+    // joining a team shows it, its other member and its tasks
+    await app.sql('insert into team_members (team_id, user_id) values ($1, $2)', 'service', [red, bob.id]);
+    expect((await app.list('teams', bob, '?order=name')).map((r) => r.data.name)).toEqual(['Blue', 'Red']);
+    expect((await app.list('team_members', alice)).map((r) => r.data.user_id).sort()).toEqual([alice.id, bob.id].sort());
+    expect(await app.sql('select title from tasks order by title', bob)).toEqual([{ title: 'Paint the shed' }, { title: 'Ship it' }]);
+  });
+
+  it('members update their team\'s tasks; others cannot reach them', async () => {
+    const { alice, bob } = app;
+    const [task] = await app.list('tasks', alice);
+    expect((await app.call('PATCH', `/db/tables/tasks/rows/${task!.id}`, { data: { done: true } }, carol)).status).toBe(404);
+    const done = await app.call('PATCH', `/db/tables/tasks/rows/${task!.id}`, { data: { done: true, assignee_id: bob.id } }, alice);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.data).toMatchObject({ done: true, assignee_id: bob.id });
+    // moving a task to a team the caller is not in fails the policy's check (USING stands for WITH CHECK)
+    const other = await app.insert('teams', { name: 'Green' }, 'service');
+    failed(await app.call('PATCH', `/db/tables/tasks/rows/${task!.id}`, { data: { team_id: other.body.id } }, alice), 403, 'rls_denied');
+    const g = await app.gql('mutation($id: ID!) { update_tasks(id: $id, set: {priority: 5}) { priority } }', bob, { id: task!.id });
+    expect(g.body, g.text).toEqual({ data: { update_tasks: { priority: 5 } } });
+    // no delete policy: nobody but the service role deletes
+    failed(await app.call('DELETE', `/db/tables/tasks/rows/${task!.id}`, undefined, alice), 403, 'rls_denied');
+    expect(await app.sql('select title, done, priority from tasks where id = $1', 'service', [task!.id])).toEqual([{ title: 'Ship it', done: true, priority: 5 }]);
   });
 });
 

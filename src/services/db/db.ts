@@ -23,7 +23,8 @@ import type { StoredView } from '../../sql/pg/views.js';
 import type { ViewRows } from './view-rows.js';
 import { readViews, viewCreatedAt } from './view-store.js';
 import { viewIsReadOnly, viewListing, withViews } from './view-listing.js';
-import { rowAfterTriggers } from '../../sql/pg/triggers.js';
+import { rowAfterTriggers, storedFunctions } from '../../sql/pg/triggers.js';
+import type { FunctionLookup } from '../../sql/pg/sql-functions.js';
 
 export interface Row {
   /** A string, or a number for a table with an integer key (TableDef.key). */
@@ -68,6 +69,12 @@ export class DbService {
 
   tables(lease: ProjectLease, fresh = false): Map<string, TableInfo> {
     return catalogStore.tables(lease, compileAll, fresh);
+  }
+
+  /** The stored LANGUAGE sql functions policies may call (docs/sql.md "Functions in policies"). */
+  functions(lease: ProjectLease): FunctionLookup {
+    const fns = storedFunctions(lease, schemaVersion(lease, true));
+    return (n) => fns.get(n) ?? null;
   }
 
   /** Reads of views (rows API, GraphQL) run through the SQL service (view-rows.ts); server.ts sets it. */
@@ -171,7 +178,7 @@ export class DbService {
     const tables = this.tables(lease, true);
     let set: ReturnType<typeof compileSet>;
     try {
-      set = compileSet(list, t.def, (n) => tables.get(n)?.def ?? null);
+      set = compileSet(list, t.def, (n) => tables.get(n)?.def ?? null, this.functions(lease));
     } catch (err) {
       // note: a `policies.<op>` expression keeps the message it always had.
       const m = err instanceof EdgeError ? /^policy "rls_(select|insert|update|delete)" \([a-z ]+\): /.exec(err.message) : null;

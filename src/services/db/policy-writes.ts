@@ -1,6 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import type { Statement } from '../../sql/pg/statements.js';
 import type { Translation } from '../../sql/pg/translate.js';
+import { scriptFunctions, type FunctionLookup } from '../../sql/pg/sql-functions.js';
 import { checkPolicy, compileSet, namedOf } from '../../sql/policy-set.js';
 import type { NamedPolicy, TableDef, TableInfo } from '../../sql/table-model.js';
 
@@ -12,12 +13,15 @@ import type { NamedPolicy, TableDef, TableInfo } from '../../sql/table-model.js'
  * runs — and written by the step in the script's transaction (policy-stmt.ts POLICY_WRITE).
  * DROP POLICY IF EXISTS of a policy that is not there writes the list unchanged.
  */
-export function policyWrites(tables: ReadonlyMap<string, TableInfo>, t: Translation): Map<Statement, unknown[]> {
+export function policyWrites(tables: ReadonlyMap<string, TableInfo>, t: Translation, stored?: FunctionLookup): Map<Statement, unknown[]> {
   const out = new Map<Statement, unknown[]>();
   if (!t.statements.some((s) => s.policy)) return out;
   const state = new Map<string, { def: TableDef; named: NamedPolicy[] }>();
   const lookup = (name: string): TableDef | null => state.get(name)?.def ?? tables.get(name)?.def ?? null;
+  // note: a policy may call a function the script created (or replaced) before it.
+  const fns = scriptFunctions(stored);
   for (const s of t.statements) {
+    fns.note(s.routine);
     if (s.catalogDef && s.effect) {
       const def = { name: s.effect.table, kind: 'relational', created_at: null, ...s.catalogDef } as TableDef;
       state.set(s.effect.table, { def, named: [] });
@@ -57,7 +61,7 @@ export function policyWrites(tables: ReadonlyMap<string, TableInfo>, t: Translat
       checkPolicy(p);
       next = cur.named.map((q, i) => (i === at ? p : q));
     }
-    const set = compileSet(next, cur.def, lookup);
+    const set = compileSet(next, cur.def, lookup, fns.lookup);
     cur.named = next;
     out.set(s, [table, JSON.stringify(set.policies), JSON.stringify(set.compiled), JSON.stringify(next)]);
   }

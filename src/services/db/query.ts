@@ -14,6 +14,7 @@ import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, trackedOf } from '../../sql/pg/changes.js';
 import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
+import { functionPolicies } from '../../sql/policy-functions.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
 import { DbService } from './db.js';
@@ -170,8 +171,9 @@ export class QueryService {
       spend(at, fast);
       return [shape(only!.command, only!.columns, fast)];
     }
-    const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t) : new Map<Statement, unknown[]>();
-    const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)));
+    const stored = (name: string) => storedFunctions(lease, version).get(name) ?? null;
+    const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t, stored) : new Map<Statement, unknown[]>();
+    const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)), functionPolicies(this.#db.tables(lease, true)));
     const callerAuth = new CallerOf(auth);
     const statements = t.statements.map((s) =>
       routines.get(s)?.map((r) => ({ ...r, result: false })) ??

@@ -8,6 +8,9 @@ import { loadGrants } from './grants-store.js';
 import { DROP_GRANTS, NO_GRANTS, type Grants } from '../../sql/grants.js';
 import type { ColumnDef, ColumnType, CompiledPolicy, IndexDef, NamedPolicy, RlsState, TableDef, TableInfo } from '../../sql/table-model.js';
 import { expandPolicies } from '../../sql/policy-expand.js';
+import { recompileFunctionPolicies } from '../../sql/policy-functions.js';
+import { readFunctions } from '../../sql/pg/triggers.js';
+import { parserReady } from '../../sql/pg/parse.js';
 
 /** The SQL of the database service: catalog, DDL and rows. Every value is bound. */
 
@@ -106,7 +109,15 @@ export const catalogStore = {
     for (const [name, t] of tables) t.grants = grants.get(name);
     GRANTS.set(tables, grants);
     applyComments(lease, tables);
+    // note: policies that call LANGUAGE sql functions are compiled against the functions as they are now; before
+    // the parser has loaded (the first moments of a start) the stored form is used and the catalog is not kept.
+    const withFns = [...tables.values()].some((t) => Object.values(t.rls.compiled).some((c) => c?.fns?.length));
+    if (withFns && parserReady()) {
+      const fns = readFunctions(lease.db);
+      recompileFunctionPolicies(tables, (n) => fns.get(n) ?? null);
+    }
     expandPolicies(tables);
+    if (withFns && !parserReady()) return tables;
     cached.schemaVersion = sv;
     cached.tables = tables;
     return tables;

@@ -27,23 +27,33 @@ export type FunctionLookup = (name: string) => SqlFunction | null;
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-interface Parsed {
+export interface Parsed {
   params: Array<{ name: string | null; type: PgType | null }>;
   returns: PgType | null;
+  /** Postgres' names of the parameter types and of the return type, as its messages show them. */
+  argNames: string[];
+  returnsName: string;
   body: Node;
 }
 
+const PG_NAMES: Record<string, string> = { int4: 'integer', int: 'integer', int8: 'bigint', int2: 'smallint', float8: 'double precision', float4: 'real', bool: 'boolean', varchar: 'character varying', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone' };
+/** A type name as Postgres' messages write it (`int4` → integer). */
+export const pgTypeName = (name: string): string => PG_NAMES[name.toLowerCase()] ?? name.toLowerCase();
+
 const parsedCache = new Map<string, Parsed>();
 
-function parseFunction(source: string): Parsed {
+/** A LANGUAGE sql function's parameters, return type and body (a lowered SELECT), parsed once per text. */
+export function parseFunction(source: string): Parsed {
   const hit = parsedCache.get(source);
   if (hit) return hit;
   const [, f] = kind(parseOne(source));
+  const argNames: string[] = [];
   const params = list(f.parameters).map((p) => {
     const [, pf] = kind(p);
     if (pf.mode && pf.mode !== 'FUNC_PARAM_DEFAULT' && pf.mode !== 'FUNC_PARAM_IN') throw unsupported('OUT / INOUT / VARIADIC / TABLE parameters in a LANGUAGE sql function');
     if (pf.defexpr) throw unsupported('parameter defaults in a LANGUAGE sql function');
     const names = list((pf.argType as Record<string, unknown>).names).map(str);
+    argNames.push(pgTypeName(names[names.length - 1]!));
     return { name: typeof pf.name === 'string' ? pf.name.toLowerCase() : null, type: pgTypeOf(names[names.length - 1]!) };
   });
   const rt = f.returnType as Record<string, unknown> | undefined;
@@ -61,7 +71,7 @@ function parseFunction(source: string): Parsed {
   if (text === null) throw unsupported('SQL-standard function bodies (write AS $$ select … $$)');
   const stmt = parseOne(text.trim().replace(/;\s*$/, ''));
   if (kind(stmt)[0] !== 'SelectStmt') throw unsupported('LANGUAGE sql functions whose body is not one SELECT');
-  const p: Parsed = { params, returns: pgTypeOf(returns), body: lowerSelect(stmt) };
+  const p: Parsed = { params, returns: pgTypeOf(returns), argNames, returnsName: pgTypeName(returns), body: lowerSelect(stmt) };
   if (parsedCache.size > 200) parsedCache.clear();
   parsedCache.set(source, p);
   return p;

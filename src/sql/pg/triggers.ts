@@ -10,8 +10,9 @@ import { unsupported, type Emitter, type Node } from './emit.js';
 import { kind, only, rangeVar, str } from './lower.js';
 import type { ParsedStatement } from './parse.js';
 import { AUTH_USERS_PHYSICAL, checkPlpgsql, compileTrigger, type TriggerEvent, type TriggerSpec } from './plpgsql.js';
-import { checkSqlFunction } from './sql-functions.js';
+import { checkSqlFunction, parseFunction, type FunctionLookup } from './sql-functions.js';
 import type { Statement } from './statements.js';
+import { POLICY_WRITE } from './policy-stmt.js';
 import type { SchemaLookup } from './types.js';
 
 /**
@@ -40,6 +41,8 @@ export interface RoutineOp {
   fn?: string;
   table?: string;
   missingOk?: boolean;
+  /** DROP FUNCTION … CASCADE: the policies and triggers that use it go too. */
+  cascade?: boolean;
   /** The translator's view of the tables (with the script's earlier DDL). */
   schema?: SchemaLookup;
 }
@@ -107,7 +110,7 @@ export function lowerCreateTrigger(f: Record<string, unknown>): Node {
 /** DROP TRIGGER / DROP FUNCTION, or null for other DROPs. */
 export function lowerDropRoutine(f: Record<string, unknown>): Node | null {
   if (f.removeType !== 'OBJECT_TRIGGER' && f.removeType !== 'OBJECT_FUNCTION') return null;
-  if (f.behavior === 'DROP_CASCADE') throw unsupported(`DROP ${f.removeType === 'OBJECT_TRIGGER' ? 'TRIGGER' : 'FUNCTION'} … CASCADE`);
+  if (f.behavior === 'DROP_CASCADE' && f.removeType === 'OBJECT_TRIGGER') throw unsupported('DROP TRIGGER … CASCADE');
   const objs = list(f.objects);
   if (objs.length !== 1) throw unsupported('dropping several triggers or functions in one statement');
   const [k, o] = kind(objs[0]);
@@ -118,7 +121,9 @@ export function lowerDropRoutine(f: Record<string, unknown>): Node | null {
   }
   if (k !== 'ObjectWithArgs') throw unsupported('this DROP FUNCTION');
   if (list(o.objargs).length) throw unsupported('DROP FUNCTION with argument types (write DROP FUNCTION name)');
-  return { type: 'pe_routine', routine: { op: 'drop_function', name: routineName(list(o.objname).map(str)), missingOk: Boolean(f.missing_ok) } };
+  const routine: RoutineOp = { op: 'drop_function', name: routineName(list(o.objname).map(str)), missingOk: Boolean(f.missing_ok) };
+  if (f.behavior === 'DROP_CASCADE') routine.cascade = true;
+  return { type: 'pe_routine', routine };
 }
 
 // ---------------------------------------------------------------- statements (statements.ts)
@@ -222,7 +227,36 @@ export interface RoutineStep {
  * script's earlier statements leave it. `tracked` gives the rows API's view of a table, so a
  * row a trigger inserts is logged as a change event (see `logInsert`).
  */
-export function routineSteps(db: Database.Database, statements: readonly Statement[], committed: SchemaLookup, tracked: (table: string) => TrackedTable | null): Map<Statement, RoutineStep[]> {
+/** The policies that call stored functions (query.ts gives them from the catalog; src/sql/policy-functions.ts). */
+export interface PolicyUsers {
+  /** The policies calling `fn`, as Postgres names them in a 2BP01 detail. */
+  users(fn: string, functions: FunctionLookup): Array<{ table: string; name: string }>;
+  /** POLICY_WRITE values dropping those policies (DROP FUNCTION … CASCADE), the others compiled with `functions`. */
+  drop(users: ReadonlyArray<{ table: string; name: string }>, functions: FunctionLookup): unknown[][];
+  /** CREATE OR REPLACE: the POLICY_WRITE values of the policies calling it, compiled with the new body (throws when one does not compile). */
+  replace(fn: FnRow, functions: FunctionLookup): unknown[][];
+}
+
+/** A function as Postgres' messages name it: `name(uuid, integer)`. */
+function signature(fn: FnRow): string {
+  let args: string[] = [];
+  if (fn.language === 'sql') {
+    try {
+      args = parseFunction(fn.source).argNames;
+    } catch {
+      // note: a body that no longer parses still has a name.
+    }
+  }
+  return `${fn.name}(${args.join(', ')})`;
+}
+
+export function routineSteps(
+  db: Database.Database,
+  statements: readonly Statement[],
+  committed: SchemaLookup,
+  tracked: (table: string) => TrackedTable | null,
+  policies?: PolicyUsers,
+): Map<Statement, RoutineStep[]> {
   const out = new Map<Statement, RoutineStep[]>();
   if (!statements.some((s) => s.routine)) return out;
   const fns = new Map<string, FnRow | null>(readFunctions(db));
@@ -254,11 +288,16 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
       const row: FnRow = { name: r.name, language: r.language!, returns: r.returns!, definer: r.definer ? 1 : 0, source: r.text! };
       const users = [...trgs.values()].filter((t): t is TrgRow => t !== null && t.fn === r.name);
       if (users.length && (row.language !== 'plpgsql' || row.returns !== 'trigger')) throw pgError('42P13', `cannot change return type of existing function "${r.name}"`);
+      if (old && old.returns !== row.returns) throw new EdgeError('invalid_request', 'cannot change return type of existing function', { details: { sqlstate: '42P13', hint: `Use DROP FUNCTION ${signature(old)} first.` } });
+      // note: the policies that call it must compile with the new body; they are written again with it (and compiled
+      // again whenever the catalog loads).
+      const rewritten = old ? (policies?.replace(row, (n) => (n === row.name ? row : (fns.get(n) ?? null))) ?? []) : [];
       steps.push({
         sql: `INSERT INTO ${FUNCTIONS_TABLE} (name, language, returns, definer, source, created_at) VALUES (?, ?, ?, ?, ?, ${NOW}) ON CONFLICT (name) DO UPDATE SET language = excluded.language, returns = excluded.returns, definer = excluded.definer, source = excluded.source`,
         params: [row.name, row.language, row.returns, row.definer, row.source],
       });
       fns.set(r.name, row);
+      for (const values of rewritten) steps.push({ sql: POLICY_WRITE, params: values });
       for (const sql of BUMP) steps.push({ sql, params: [] });
       // note: OR REPLACE recompiles the triggers that use the function, against the tables as they are now.
       for (const t of users) {
@@ -289,8 +328,26 @@ export function routineSteps(db: Database.Database, statements: readonly Stateme
       if (!fn) {
         if (!r.missingOk) throw pgError('42883', `function ${r.name}() does not exist`);
       } else {
-        const user = [...trgs.values()].find((t) => t !== null && t.fn === r.name);
-        if (user) throw pgError('2BP01', `cannot drop function ${r.name}() because other objects depend on it`, `trigger ${user.name} on table ${shown(user.tbl)} depends on function ${r.name}()`);
+        const sig = signature(fn);
+        const lookup: FunctionLookup = (n) => fns.get(n) ?? null;
+        const trgUsers = [...trgs.entries()].filter((e): e is [string, TrgRow] => e[1] !== null && e[1].fn === r.name);
+        const polUsers = policies?.users(r.name, lookup) ?? [];
+        const deps = [...trgUsers.map(([, t]) => `trigger ${t.name} on table ${shown(t.tbl)}`), ...polUsers.map((p) => `policy ${p.name} on table ${p.table}`)];
+        if (deps.length && !r.cascade) {
+          throw new EdgeError('invalid_request', `cannot drop function ${sig} because other objects depend on it`, {
+            details: { sqlstate: '2BP01', detail: deps.map((d) => `${d} depends on function ${sig}`).join('\n'), hint: 'Use DROP ... CASCADE to drop the dependent objects too.' },
+          });
+        }
+        // note: CASCADE drops the triggers and the policies that use it, as Postgres does.
+        for (const [k, t] of trgUsers) {
+          dropSql(t, steps);
+          steps.push({ sql: `DELETE FROM ${TRIGGERS_TABLE} WHERE tbl = ? AND name = ?`, params: [t.stored ?? t.tbl, t.name] });
+          trgs.set(k, null);
+        }
+        if (polUsers.length) {
+          const without: FunctionLookup = (n) => (n === r.name ? null : lookup(n));
+          for (const values of policies!.drop(polUsers, without)) steps.push({ sql: POLICY_WRITE, params: values });
+        }
         steps.push({ sql: `DELETE FROM ${FUNCTIONS_TABLE} WHERE name = ?`, params: [r.name] });
         for (const sql of BUMP) steps.push({ sql, params: [] });
         fns.set(r.name, null);
