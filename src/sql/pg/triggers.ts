@@ -323,19 +323,24 @@ interface Assigning {
   tables: Set<string>;
 }
 
-/**
- * The row as stored after a write through the rows API, whose `RETURNING *` shows the values
- * before the SQLite AFTER triggers that apply a BEFORE trigger's assignments to NEW ran
- * (plpgsql.ts): read again only for tables that have such a trigger (known per schema version).
- */
-export function rowAfterTriggers<T extends { id?: unknown }>(lease: ProjectLease, table: string, raw: T): T {
+/** The tables that have a BEFORE trigger assigning NEW fields (a `pe_trg_…_set` SQLite trigger), per schema version. */
+export function assigningTables(lease: ProjectLease): Set<string> {
   const c = lease.cache<Assigning>('sql.triggers.assigning', () => ({ version: -1, tables: new Set() }));
   const v = schemaVersion(lease);
   if (c.version !== v) {
     c.tables = new Set(lease.stmt(`SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_trg\\_%\\_set' ESCAPE '\\'`).pluck().all() as string[]);
     c.version = v;
   }
-  if (!c.tables.has(table)) return raw;
+  return c.tables;
+}
+
+/**
+ * The row as stored after a write through the rows API, whose `RETURNING *` shows the values
+ * before the SQLite AFTER triggers that apply a BEFORE trigger's assignments to NEW ran
+ * (plpgsql.ts): read again only for tables that have such a trigger (known per schema version).
+ */
+export function rowAfterTriggers<T extends { id?: unknown }>(lease: ProjectLease, table: string, raw: T): T {
+  if (!assigningTables(lease).has(table)) return raw;
   return (lease.stmt(`SELECT * FROM ${quoteIdent(table)} WHERE "id" = ?`).get(raw.id) as T | undefined) ?? raw;
 }
 

@@ -23,7 +23,8 @@ export interface WorkerJob {
   /** About how many bytes of JSON the script's results may make together; more is an error. */
   maxBytes: number;
   /** Per statement, its SQLite steps. */
-  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean }>>;
+  /** `rowids`: see Step.rowids (src/sql/pg/statements.ts). */
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use' }>>;
 }
 
 export interface WorkerResult {
@@ -160,7 +161,10 @@ export function workerMain(
         }
         for (const steps of job.statements) {
           let out: WorkerResult = { columns: [], rows: [], changes: 0, reader: false };
-          for (const step of steps) {
+          let rowids = '[]';
+          for (const given of steps) {
+            // note: a re-read of written rows (Statement.reread) gets the rowids the write returned as its last parameter.
+            const step = given.rowids === 'use' ? { ...given, params: [...given.params.slice(0, -1), rowids] } : given;
             current = step;
             let s: Database.Statement;
             try {
@@ -197,6 +201,7 @@ export function workerMain(
               const info = s.run(...step.params);
               r = { columns: [], rows: [], changes: Number(info.changes), reader: false };
             }
+            if (step.rowids === 'collect') rowids = `[${r.rows.map((row) => String(row[0])).join(',')}]`;
             if (step.result) out = r;
           }
           results.push(out);
