@@ -42,6 +42,8 @@ export interface CompiledTrigger {
   names: string[];
   /** Tables its statements write. */
   writes: string[];
+  /** The NEW fields a BEFORE trigger assigns (a NOT NULL one accepts NULL until then: src/sql/worker/relax-not-null.ts). */
+  assigns: string[];
 }
 
 export const AUTH_USERS_PHYSICAL = '_svc_auth.users';
@@ -184,7 +186,7 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
   const columns: ColumnType[] | null = auth ? Object.entries(AUTH_FIELDS).map(([name, f]) => ({ name, type: f.type, ...(name === 'id' ? { pk: true } : {}) })) : schema(spec.table);
   if (!columns) throw new EdgeError('invalid_request', `relation "${spec.table}" does not exist`, { details: { sqlstate: '42P01' } });
   const fields = new Set(columns.map((c) => c.name));
-  const out: CompiledTrigger = { create: [], names: [], writes: [] };
+  const out: CompiledTrigger = { create: [], names: [], writes: [], assigns: [] };
   for (const event of spec.events) {
     const st: State = { event, spec, fn, env: new Map(), live: TRUE, actions: [], fields };
     run(fn.action, TRUE, st);
@@ -207,6 +209,7 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
       const sets: string[] = [];
       const differs: string[] = [];
       for (const [f, v] of st.env) {
+        if (!out.assigns.includes(f)) out.assigns.push(f);
         const col = columns.find((c) => c.name === f)!;
         const e = em.coerce(em.expr(lowerExpr(v), []), col.type);
         sets.push(`${quoteIdent(f)} = ${e.sql}`);

@@ -501,8 +501,11 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
   return null;
 }
 
-/** A trigger's `RAISE EXCEPTION` (plpgsql.ts: SQLite's RAISE(ABORT, 'pe_raise: …')) as Postgres' P0001, or null. */
+/**
+ * A trigger's `RAISE EXCEPTION` (plpgsql.ts: SQLite's RAISE(ABORT, 'pe_raise: …')) as Postgres' P0001,
+ * or another SQLSTATE a platform trigger names (`pe_raise[23502]: …`, relax-not-null.ts); or null.
+ */
 export function raisedError(message: string, cause?: unknown): EdgeError | null {
-  const m = /pe_raise: (.*)$/s.exec(message);
-  return m ? new EdgeError('invalid_request', m[1]!.slice(0, 300), { details: { sqlstate: 'P0001' }, cause }) : null;
+  const m = /pe_raise(?:\[([0-9A-Z]{5})\])?: (.*)$/s.exec(message);
+  return m ? new EdgeError('invalid_request', m[2]!.slice(0, 300), { details: { sqlstate: m[1] ?? 'P0001' }, cause }) : null;
 }
