@@ -178,3 +178,26 @@ describe('a NOT NULL column that a BEFORE trigger fills', () => {
     ]);
   });
 });
+
+describe('the assignments of a BEFORE trigger fire no UPDATE trigger of their own (as in Postgres)', () => {
+  it('an insert fires the INSERT triggers only; an update fires each UPDATE trigger once; old.version + 1 counts once', async () => {
+    await ok(`
+      create table docs (id serial primary key, title text, slug text, locked boolean default false, version int not null default 0);
+      create table audit (id serial primary key, op text, doc int);
+      create function docs_fill() returns trigger language plpgsql as $$ begin new.slug := lower(new.title); if tg_op = 'UPDATE' then new.version := old.version + 1; end if; return new; end $$;
+      create trigger docs_fill before insert or update on docs for each row execute function docs_fill();
+      create function docs_audit() returns trigger language plpgsql as $$ begin insert into audit (op, doc) values (tg_op, new.id); return new; end $$;
+      create trigger docs_audit after insert or update on docs for each row execute function docs_audit();
+      create function docs_lock() returns trigger language plpgsql as $$ begin if old.locked then raise exception 'locked'; end if; return new; end $$;
+      create trigger docs_lock before update on docs for each row execute function docs_lock();`);
+    expect((await ok(`insert into docs (title, locked) values ('A', true) returning *`)).rows).toEqual([{ id: 1, title: 'A', slug: 'a', locked: true, version: 0 }]);
+    expect((await ok(`insert into docs (title) values ('B') returning *`)).rows).toEqual([{ id: 2, title: 'B', slug: 'b', locked: false, version: 0 }]);
+    expect((await ok(`update docs set title = 'Bee' where id = 2 returning *`)).rows).toEqual([{ id: 2, title: 'Bee', slug: 'bee', locked: false, version: 1 }]);
+    expect((await ok(`select op, doc from audit order by id`)).rows).toEqual([
+      { op: 'INSERT', doc: 1 },
+      { op: 'INSERT', doc: 2 },
+      { op: 'UPDATE', doc: 2 },
+    ]);
+  });
+});
+
