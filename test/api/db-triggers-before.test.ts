@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventSource } from '../helpers/realtime.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // BEFORE triggers that assign NEW fields, as Postgres shows them (docs/sql.md "Functions and
@@ -176,6 +177,27 @@ describe('a NOT NULL column that a BEFORE trigger fills', () => {
       { title: 'By API', slug: 'by api' },
       { title: 'By SQL', slug: 'by sql' },
     ]);
+  });
+});
+
+describe('a NOT NULL column made to take NULL in the script that then writes the table', () => {
+  it('the rows it writes afterwards are change events (the capture survives the rebuild)', async () => {
+    const post = (path: string, body: unknown) => s.req(path, { method: 'POST', key: s.keys.service, headers: JSON_H, body: JSON.stringify(body) });
+    expect((await post('/db/tables', { name: 'notes2', type: 'relational', columns: [{ name: 'body', type: 'text', nullable: false }, { name: 'tag', type: 'text', nullable: false }] })).status).toBe(201);
+    const es = openEventSource(`${s.url}/realtime/stream?table=notes2&apikey=${s.keys.service}`);
+    try {
+      await es.next((m) => m.event === 'ready');
+      await ok(`
+        insert into notes2 (body, tag) values ('first', 't');
+        create function notes2_tag() returns trigger language plpgsql as $$ begin new.tag := upper(new.body); return new; end $$;
+        create trigger notes2_tag before insert on notes2 for each row execute function notes2_tag();
+        insert into notes2 (body) values ('second');`);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { body: 'first', tag: 't' } });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { body: 'second' } });
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'update', data: { body: 'second', tag: 'SECOND' } });
+    } finally {
+      es.close();
+    }
   });
 });
 

@@ -52,6 +52,8 @@ function rebuild(db: Database.Database, table: string, column: string, sql: stri
   const created = withoutNotNull(sql, column, scratch);
   if (!created) return;
   const others = db.prepare(`SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid`).all(table) as Array<{ type: string; name: string; sql: string }>;
+  // note: this connection's TEMP triggers on the table (the change capture) go with it: made again afterwards.
+  const temp = db.prepare(`SELECT sql FROM temp.sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid`).pluck().all(table) as string[];
   const hasSeq = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'`).get() !== undefined;
   const seq = hasSeq ? (db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = ?`).pluck().get(table) as number | bigint | undefined) : undefined;
   const names = (db.pragma(`table_info(${q})`) as Array<{ name: string }>).map((c) => quoteIdent(c.name)).join(', ');
@@ -75,6 +77,8 @@ function rebuild(db: Database.Database, table: string, column: string, sql: stri
   for (const sqlText of enforcement(table, column)) db.exec(sqlText);
   for (const o of nn) db.exec(o.sql);
   for (const o of others) if (!nn.includes(o)) db.exec(o.sql);
+  // note: SQLite keeps a TEMP trigger's text as `CREATE TRIGGER …` (without TEMP).
+  for (const t of temp) db.exec(t.replace(/^CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b/i, 'CREATE TEMP TRIGGER'));
 }
 
 /** The AFTER triggers that enforce a relaxed column's NOT NULL, with Postgres' 23502 (violations.ts reads `pe_raise[23502]`). */
