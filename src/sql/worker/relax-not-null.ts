@@ -48,7 +48,7 @@ function safeInTransaction(db: Database.Database, table: string): boolean {
 
 function rebuild(db: Database.Database, table: string, column: string, sql: string): void {
   const q = quoteIdent(table);
-  const scratch = 'pe_rebuild';
+  const scratch = '_svc_rebuild'; // note: a reserved name, which no project table can have.
   const created = withoutNotNull(sql, column, scratch);
   if (!created) return;
   const others = db.prepare(`SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid`).all(table) as Array<{ type: string; name: string; sql: string }>;
