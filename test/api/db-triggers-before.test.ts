@@ -173,8 +173,13 @@ describe('a NOT NULL column that a BEFORE trigger fills', () => {
     expect((await ok(`insert into cards (title) values ('By SQL') returning title, slug`)).rows).toEqual([{ title: 'By SQL', slug: 'by sql' }]);
     const missing = await post('/db/tables/cards/rows', { data: { slug: 'x' } });
     expect(missing.status).toBe(400);
+    const gql = await post('/db/graphql', { query: 'mutation($c: cards_insert_input!) { insert_cards(object: $c) { title slug } }', variables: { c: { title: 'By GraphQL' } } });
+    const gqlText = await gql.text();
+    expect(gql.status, gqlText).toBe(200);
+    expect(JSON.parse(gqlText)).toEqual({ data: { insert_cards: { title: 'By GraphQL', slug: 'by graphql' } } });
     expect((await ok(`select title, slug from cards order by title`)).rows).toEqual([
       { title: 'By API', slug: 'by api' },
+      { title: 'By GraphQL', slug: 'by graphql' },
       { title: 'By SQL', slug: 'by sql' },
     ]);
   });
