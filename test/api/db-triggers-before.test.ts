@@ -96,6 +96,9 @@ describe('a NOT NULL column that a BEFORE trigger fills', () => {
       create trigger fills_b before insert on fills for each row execute function fill_b();`);
     expect((await ok(`insert into fills (a) values ('fill') returning *`)).rows).toEqual([{ id: 3, a: 'fill', b: 'filled:fill', c: 0 }]);
     expect(await failure(`insert into fills (a) values ('no')`)).toEqual(notNull('b', 'fills'));
+    // note: answered as SQLite's own NOT NULL is (c below): invalid_field, naming the table and column.
+    expect((await q(`insert into fills (a) values ('no')`)).body.error).toMatchObject({ code: 'invalid_field', details: { sqlstate: '23502', table: 'fills', column: 'b', field: 'b' } });
+    expect((await q(`insert into fills (a, b, c) values ('fill', 'z', null)`)).body.error).toMatchObject({ code: 'invalid_field', details: { sqlstate: '23502', table: 'fills', column: 'c' } });
     expect(await failure(`insert into fills (a, b) values ('fill', 'y'), ('no', null)`)).toEqual(notNull('b', 'fills'));
     expect(await failure(`update fills set b = null where id = 1`)).toEqual(notNull('b', 'fills'));
     expect(await failure(`insert into fills (a, b, c) values ('fill', 'z', null)`)).toEqual(notNull('c', 'fills'));

@@ -507,5 +507,10 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
  */
 export function raisedError(message: string, cause?: unknown): EdgeError | null {
   const m = /pe_raise(?:\[([0-9A-Z]{5})\])?: (.*)$/s.exec(message);
-  return m ? new EdgeError('invalid_request', m[2]!.slice(0, 300), { details: { sqlstate: m[1] ?? 'P0001' }, cause }) : null;
+  if (!m) return null;
+  const text = m[2]!.slice(0, 300);
+  if (!m[1]) return new EdgeError('invalid_request', text, { details: { sqlstate: 'P0001' }, cause });
+  // note: a NOT NULL checked by trigger answers as SQLite's own NOT NULL does (invalid_field, naming table and column).
+  const nn = /^null value in column "(.+)" of relation "(.+)" violates not-null constraint$/s.exec(text);
+  return toEdge({ sqlstate: m[1], message: text, ...(nn ? { column: nn[1]!, table: nn[2]! } : {}) }, cause);
 }
