@@ -143,8 +143,8 @@ export function normalize(err: unknown): EdgeError {
         return new EdgeError('invalid_field', 'a value violates a column constraint', { cause: err });
       case 'SQLITE_CONSTRAINT_TRIGGER': {
         // note: an SQL trigger's RAISE EXCEPTION (src/sql/pg/plpgsql.ts), whatever path wrote the row.
-        const raised = /^pe_raise: (.*)$/s.exec(err.message);
-        if (raised) return new EdgeError('invalid_request', raised[1]!.slice(0, 300), { cause: err, details: { sqlstate: 'P0001' } });
+        const raised = /^pe_raise(?:\[([0-9A-Z]{5})\])?: (.*)$/s.exec(err.message);
+        if (raised) return new EdgeError(raised[1] === '23502' ? 'invalid_field' : 'invalid_request', raised[2]!.slice(0, 300), { cause: err, details: { sqlstate: raised[1] ?? 'P0001' } });
         break;
       }
       case 'SQLITE_BUSY':

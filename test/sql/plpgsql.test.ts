@@ -17,11 +17,14 @@ const spec = (over: Partial<TriggerSpec> = {}): TriggerSpec => ({ name: 'tr', ta
 beforeAll(loadParser);
 
 describe('compileTrigger', () => {
-  it('a BEFORE assignment is an AFTER trigger that updates the row by its key when the value differs', () => {
+  it('a BEFORE assignment is an AFTER trigger that updates the row by its key when the value differs, the row marked meanwhile', () => {
     const c = compileTrigger(spec(), fn('begin new.slug := lower(new.title); return new; end'), schema);
     expect(c.names).toEqual(['pe_trg_t_tr_insert_set']);
     expect(c.create).toEqual([
-      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN UPDATE "t" SET "slug" = pe_lower("new"."title") WHERE "id" = "new"."id" AND ("slug" IS NOT (pe_lower("new"."title"))); END',
+      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN ' +
+        `INSERT INTO "_svc_meta.sql_applying" (tbl, rid) VALUES ('t', "new".rowid); ` +
+        'UPDATE "t" SET "slug" = pe_lower("new"."title") WHERE "id" = "new"."id" AND ("slug" IS NOT (pe_lower("new"."title"))); ' +
+        `DELETE FROM "_svc_meta.sql_applying" WHERE tbl = 't' AND rid = "new".rowid; END`,
     ]);
   });
 
@@ -50,7 +53,7 @@ describe('compileTrigger', () => {
     expect(c.names).toEqual(['pe_trg_t_tr_insert', 'pe_trg_t_tr_update']);
     expect(c.create[0]).toContain(`AFTER INSERT ON "t"`);
     expect(c.create[0]).toContain(`(('INSERT' || ':') || coalesce(NULL, '-'))`);
-    expect(c.create[1]).toContain(`AFTER UPDATE OF "title" ON "t"`);
+    expect(c.create[1]).toContain(`AFTER UPDATE OF "title" ON "t" FOR EACH ROW WHEN NOT EXISTS (SELECT 1 FROM "_svc_meta.sql_applying" WHERE tbl = 't' AND rid = "new".rowid) BEGIN`);
     expect(c.create[1]).toContain(`(('UPDATE' || ':') || coalesce("old"."title", CAST('-' AS TEXT)))`);
   });
 });

@@ -23,7 +23,7 @@ import type { StoredView } from '../../sql/pg/views.js';
 import type { ViewRows } from './view-rows.js';
 import { readViews, viewCreatedAt } from './view-store.js';
 import { viewIsReadOnly, viewListing, withViews } from './view-listing.js';
-import { rowAfterTriggers, storedFunctions } from '../../sql/pg/triggers.js';
+import { rowAfterTriggers, storedFunctions, triggerFilledColumns } from '../../sql/pg/triggers.js';
 import type { FunctionLookup } from '../../sql/pg/sql-functions.js';
 
 export interface Row {
@@ -280,7 +280,7 @@ export class DbService {
   /** One insert, inside the caller's transaction. */
   #insertRow(lease: ProjectLease, auth: AuthContext, t: TableInfo, name: string, body: unknown): { json: string; change: Change } {
     const data = dataOf(body);
-    const rel = t.def.kind === 'relational' ? relationalValues(t, data, true) : null;
+    const rel = t.def.kind === 'relational' ? relationalValues(t, data, true, triggerFilledColumns(lease, name)) : null;
     if (!rel) checkStrings(data, 'data');
     const ins = policy(t, 'insert', auth);
     // note: null lets SQLite assign an integer key (RETURNING reads it back).
@@ -323,7 +323,7 @@ export class DbService {
     return this.#with(lease, name, (t) => {
       id = keyOf(t, id);
       const data = dataOf(body);
-      const rel = t.def.kind === 'relational' ? relationalValues(t, data, false) : null;
+      const rel = t.def.kind === 'relational' ? relationalValues(t, data, false, triggerFilledColumns(lease, name)) : null;
       if (!rel) checkStrings(data, 'data');
       const upd = policy(t, 'update', auth);
       const at = now();

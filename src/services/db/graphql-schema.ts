@@ -23,6 +23,7 @@ import { BigIntScalar, DateTimeScalar, JSONScalar, UUIDScalar } from './graphql-
 import type { ColumnType as CatalogType, TableInfo } from '../../sql/table-model.js';
 import type { StoredView } from '../../sql/pg/views.js';
 import { viewQueries } from './graphql-views.js';
+import { triggerFilledColumns } from '../../sql/pg/triggers.js';
 
 /**
  * The GraphQL schema of a project, generated from its db catalog and cached per catalog:
@@ -64,7 +65,7 @@ export function schemaOf(db: DbService, lease: ProjectLease): GraphQLSchema {
   const tables = db.tables(lease);
   let s = schemas.get(tables);
   if (!s) {
-    s = build(db, tables, db.viewList(lease));
+    s = build(db, tables, db.viewList(lease), (name) => triggerFilledColumns(lease, name));
     schemas.set(tables, s);
   }
   return s;
@@ -94,7 +95,7 @@ function listArgs(b: Build, name: string): GraphQLFieldConfigArgumentMap {
  * Builds the schema: per table an object type, a where input, typed insert/set inputs
  * (relational tables), list/by-id queries and insert/update/delete mutations.
  */
-function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[] = []): GraphQLSchema {
+function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[] = [], filled: (table: string) => ReadonlySet<string> = () => new Set()): GraphQLSchema {
   const usable = [...tables.values()].filter((t) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.def.name) && !t.def.name.startsWith('__'));
   const b: Build = { db, tables, types: new Map(), wheres: new Map(), reverse: new Map() };
   for (const t of usable) {
@@ -151,7 +152,7 @@ function build(db: DbService, tables: Map<string, TableInfo>, views: StoredView[
         }
       },
     };
-    const typed = inputs(t);
+    const typed = inputs(t, filled(name));
     mutation[`insert_${name}`] = {
       type,
       args: typed
@@ -211,10 +212,10 @@ function oneOf(field: string, typedName: string, typed: unknown, data: unknown):
 
 /**
  * A relational table's typed write inputs: `<t>_insert_input` (a column is required when it
- * is NOT NULL without a default) and `<t>_set_input` (every column optional); none for
+ * is NOT NULL without a default and no BEFORE trigger fills it) and `<t>_set_input` (every column optional); none for
  * documents or a table without columns.
  */
-function inputs(t: TableInfo): { insert: GraphQLInputObjectType; set: GraphQLInputObjectType } | null {
+function inputs(t: TableInfo, filled: ReadonlySet<string>): { insert: GraphQLInputObjectType; set: GraphQLInputObjectType } | null {
   if (t.def.kind !== 'relational' || t.def.columns.length === 0) return null;
   const name = t.def.name;
   return {
@@ -224,7 +225,8 @@ function inputs(t: TableInfo): { insert: GraphQLInputObjectType; set: GraphQLInp
       fields: () => {
         const f: Record<string, GraphQLInputFieldConfig> = {};
         for (const c of t.def.columns) {
-          const required = !c.nullable && (c.default === null || c.default === undefined) && !t.system;
+          // note: a NOT NULL column a BEFORE trigger fills may be left out (src/sql/worker/relax-not-null.ts).
+          const required = !c.nullable && (c.default === null || c.default === undefined) && !t.system && !filled.has(c.name);
           f[c.name] = { type: required ? new GraphQLNonNull(SCALAR[c.type]) : SCALAR[c.type] };
         }
         return f;

@@ -13,7 +13,7 @@ import { fromCatalogType, typeOfDecl, type ColumnType, type PgType, type SchemaL
 import { budget, type Admission, type SqlPool } from '../../sql/worker/pool.js';
 import type { WorkerChange, WorkerJob, WorkerResult } from '../../sql/worker/worker-main.js';
 import { APPEND_CHANGE, CLEAR_CHANGES, READ_CHANGES, trackSetup, trackedOf } from '../../sql/pg/changes.js';
-import { routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
+import { assigningTables, routineSteps, storedFunctions, triggerWrites } from '../../sql/pg/triggers.js';
 import { functionPolicies } from '../../sql/policy-functions.js';
 import { catchUpChanges, expectChanges, publishChanges } from '../../events/change-log.js';
 import { Lru } from '../../sql/pg/lru.js';
@@ -175,13 +175,15 @@ export class QueryService {
     const policies = t.statements.some((s) => s.policy) ? policyWrites(this.#db.tables(lease, true), t, stored) : new Map<Statement, unknown[]>();
     const routines = routineSteps(lease.db, t.statements, columns, (name) => trackedOf(name, this.#db.tables(lease).get(name)), functionPolicies(this.#db.tables(lease, true)));
     const callerAuth = new CallerOf(auth);
+    // note: RETURNING on a table whose BEFORE trigger assigns NEW fields reads the rows again after the triggers (Statement.reread).
+    const assigning = t.statements.some((s) => s.reread) ? assigningTables(lease) : null;
     const statements = t.statements.map((s) =>
       routines.get(s)?.map((r) => ({ ...r, result: false })) ??
-      s.steps.map((step) => {
+      (s.reread && assigning?.has(s.reread.table) ? s.reread.steps : s.steps).map((step) => {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
         const b = source ? bind(step.sql, params, source, step.fixed, true, callerAuth) : bindPlain(step, params, true, callerAuth);
-        return { sql: b.sql, params: b.params, result: step.result === true };
+        return step.rowids ? { sql: b.sql, params: b.params, result: step.result === true, rowids: step.rowids } : { sql: b.sql, params: b.params, result: step.result === true };
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.

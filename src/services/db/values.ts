@@ -13,8 +13,13 @@ export function dataOf(body: unknown, required = true): Record<string, unknown> 
   return d as Record<string, unknown>;
 }
 
-/** Validates relational `data` keys and values; returns column names and stored values. */
-export function relationalValues(t: TableInfo, data: Record<string, unknown>, insert: boolean): { cols: string[]; vals: unknown[] } {
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * Validates relational `data` keys and values; returns column names and stored values. `filled`:
+ * the NOT NULL columns a BEFORE trigger fills (triggers.ts triggerFilledColumns).
+ */
+export function relationalValues(t: TableInfo, data: Record<string, unknown>, insert: boolean, filled: ReadonlySet<string> = NONE): { cols: string[]; vals: unknown[] } {
   const cols: string[] = [];
   const vals: unknown[] = [];
   for (const [k, v] of Object.entries(data)) {
@@ -22,11 +27,12 @@ export function relationalValues(t: TableInfo, data: Record<string, unknown>, in
     const c = t.cols.get(k);
     if (!c) throw invalidField(k, `unknown column of table "${t.def.name}"`);
     cols.push(k);
-    vals.push(toStored(c, v));
+    // note: a NOT NULL column a BEFORE trigger fills takes NULL until the trigger ran (the database checks it then, 23502).
+    vals.push(toStored(filled.has(k) ? { ...c, nullable: true } : c, v));
   }
   if (insert) {
     for (const c of t.def.columns) {
-      if (!c.nullable && (c.default === null || c.default === undefined) && !(c.name in data) && !t.system) {
+      if (!c.nullable && (c.default === null || c.default === undefined) && !(c.name in data) && !t.system && !filled.has(c.name)) {
         throw invalidField(c.name, 'is required');
       }
     }

@@ -329,6 +329,8 @@ export function alter(n: Node, em: Emitter): Statement {
       command: 'ALTER TABLE',
       steps: [
         ...dropEnumTriggers(phys, name),
+        // note: and the NOT NULL checks of a column a BEFORE trigger fills (src/sql/worker/relax-not-null.ts).
+        ...['insert', 'update'].map((op) => ({ sql: `DROP TRIGGER IF EXISTS ${quoteIdent(`pe_nn_${phys}_${name}_${op}`)}` })),
         commentSteps.dropColumn(phys, name),
         { sql: `ALTER TABLE ${q} DROP COLUMN ${em.ident(name)}` },
         {

@@ -141,9 +141,12 @@ export function readIntrospection(db: Database.Database, columns: SchemaLookup):
     const q = quoteIdent(name);
     const info = db.pragma(`table_info(${q})`) as Array<{ name: string; notnull: number; dflt_value: string | null; pk: number }>;
     const types = columns(name) ?? [];
+    // note: a NOT NULL column a BEFORE trigger fills is enforced by triggers instead (src/sql/worker/relax-not-null.ts): still NOT NULL.
+    const relaxed = new Set(db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ? AND name LIKE 'pe\\_nn\\_%\\_insert' ESCAPE '\\'`).pluck().all(name) as string[]);
     const cols: IntrospectColumn[] = info.map((c) => {
       const t = types.find((x) => x.name === c.name);
-      const col: IntrospectColumn = { name: c.name, type: t?.type ?? null, nullable: c.notnull === 0 && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
+      const notNull = c.notnull !== 0 || relaxed.has(`pe_nn_${name}_${c.name}_insert`);
+      const col: IntrospectColumn = { name: c.name, type: t?.type ?? null, nullable: !notNull && c.pk === 0, default: shownDefault(c.dflt_value, t?.auto) };
       return t?.enum ? { ...col, enum: t.enum } : col;
     });
     const constraints: IntrospectTable['constraints'] = [];

@@ -43,9 +43,14 @@ export interface CompiledTrigger {
   names: string[];
   /** Tables its statements write. */
   writes: string[];
+  /** The NEW fields a BEFORE trigger assigns (a NOT NULL one accepts NULL until then: src/sql/worker/relax-not-null.ts). */
+  assigns: string[];
 }
 
 export const AUTH_USERS_PHYSICAL = '_svc_auth.users';
+
+/** Rows whose BEFORE-trigger assignments are being applied (schema/project/0019_before_trigger_apply.sql). */
+const APPLYING = '"_svc_meta.sql_applying"';
 
 /** auth.users' columns as a trigger's NEW sees them, and where each is in the auth store's row. */
 const AUTH_FIELDS: Record<string, { type: ColumnType['type']; sql: (r: string) => string }> = {
@@ -185,15 +190,19 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
   const columns: ColumnType[] | null = auth ? Object.entries(AUTH_FIELDS).map(([name, f]) => ({ name, type: f.type, ...(name === 'id' ? { pk: true } : {}) })) : schema(spec.table);
   if (!columns) throw new EdgeError('invalid_request', `relation "${spec.table}" does not exist`, { details: { sqlstate: '42P01' } });
   const fields = new Set(columns.map((c) => c.name));
-  const out: CompiledTrigger = { create: [], names: [], writes: [] };
+  const out: CompiledTrigger = { create: [], names: [], writes: [], assigns: [] };
   for (const event of spec.events) {
     const st: State = { event, spec, fn, env: new Map(), live: TRUE, actions: [], fields };
     run(fn.action, TRUE, st);
     const base = `pe_trg_${spec.table}_${spec.name}_${event}`;
     const em = emitter(schema, columns, event, functions);
+    const mark = `${APPLYING} WHERE tbl = ${quoteLiteral(spec.table)} AND rid = "new".rowid`;
     const head = (name: string, timing: string) => {
       const of = event === 'update' && spec.columns.length ? ` OF ${spec.columns.map(quoteIdent).join(', ')}` : '';
-      const when = spec.when ? ` WHEN ${rowSql(em.expr(lowerExpr(substitute(spec.when, st)), []).sql, auth)}` : '';
+      const conds = spec.when ? [rowSql(em.expr(lowerExpr(substitute(spec.when, st)), []).sql, auth)] : [];
+      // note: the UPDATE that applies a BEFORE trigger's assignments (below) fires no UPDATE trigger of the project's.
+      if (event === 'update' && !auth) conds.push(`NOT EXISTS (SELECT 1 FROM ${mark})`);
+      const when = conds.length ? ` WHEN ${conds.map((c) => (conds.length > 1 ? `(${c})` : c)).join(' AND ')}` : '';
       return `CREATE TRIGGER ${quoteIdent(name)} ${timing} ${event.toUpperCase()}${of} ON ${quoteIdent(spec.table)} FOR EACH ROW${when} BEGIN `;
     };
     const stmts = st.actions.map((a) => actionSql(a, em, auth, out.writes, log));
@@ -208,6 +217,7 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
       const sets: string[] = [];
       const differs: string[] = [];
       for (const [f, v] of st.env) {
+        if (!out.assigns.includes(f)) out.assigns.push(f);
         const col = columns.find((c) => c.name === f)!;
         const e = em.coerce(em.expr(lowerExpr(v), []), col.type);
         sets.push(`${quoteIdent(f)} = ${e.sql}`);
@@ -216,7 +226,8 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
       const name = `${base}_set`;
       const k = key === 'rowid' ? 'rowid' : quoteIdent(key);
       // note: only a row whose values change is written again (no second update, no change event, when the assignment changes nothing).
-      out.create.push(`${head(name, 'AFTER')}UPDATE ${quoteIdent(spec.table)} SET ${sets.join(', ')} WHERE ${k} = "new".${k} AND (${differs.join(' OR ')}); END`);
+      const apply = `UPDATE ${quoteIdent(spec.table)} SET ${sets.join(', ')} WHERE ${k} = "new".${k} AND (${differs.join(' OR ')})`;
+      out.create.push(`${head(name, 'AFTER')}INSERT INTO ${APPLYING} (tbl, rid) VALUES (${quoteLiteral(spec.table)}, "new".rowid); ${apply}; DELETE FROM ${mark}; END`);
       out.names.push(name);
     }
   }

@@ -18,6 +18,8 @@ export interface Step {
   fixed?: unknown[];
   /** Whether this step's rows are the statement's result. */
   result?: boolean;
+  /** 'collect': the worker keeps this step's first column (rowids); 'use': its last parameter becomes them, as a JSON array. */
+  rowids?: 'collect' | 'use';
 }
 
 export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW' | 'CREATE FUNCTION' | 'CREATE TRIGGER' | 'DROP TRIGGER' | 'DROP FUNCTION';
@@ -56,6 +58,13 @@ export interface Statement {
   views?: ViewEffect;
   /** CREATE FUNCTION / CREATE TRIGGER / DROP TRIGGER / DROP FUNCTION: its steps are made when it runs (triggers.ts). */
   routine?: RoutineOp;
+  /**
+   * INSERT/UPDATE … RETURNING: the same write in two steps — it returns the rowids, then the
+   * RETURNING list is selected from the table by those rowids (the worker passes them on) — used
+   * when the table has a BEFORE trigger that assigns NEW fields, whose SQLite AFTER trigger the
+   * RETURNING of the one-step form would not see (query.ts, triggers.ts).
+   */
+  reread?: { table: string; steps: Step[] };
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -147,9 +156,9 @@ function oneTable(n: Node, em: Emitter): { phys: string; alias: string; columns:
   return { phys, alias, columns: em.opts.schema(phys) };
 }
 
-function returning(n: Node, em: Emitter, scope: { alias: string; columns: ColumnType[] | null }[]): { sql: string; columns: ColumnType[] | null } {
+function returning(n: Node, em: Emitter, scope: { alias: string; columns: ColumnType[] | null }[]): { sql: string; list: string; columns: ColumnType[] | null } {
   const r = n.returning as { columns?: Node[] } | undefined;
-  if (!r?.columns?.length) return { sql: '', columns: [] };
+  if (!r?.columns?.length) return { sql: '', list: '', columns: [] };
   const parts: string[] = [];
   const columns: ColumnType[] = [];
   let known = true;
@@ -174,7 +183,23 @@ function returning(n: Node, em: Emitter, scope: { alias: string; columns: Column
     parts.push(`${x.sql} AS ${quoteIdent(name)}`);
     columns.push({ name, type: x.type === 'unknown' ? 'text' : x.type });
   }
-  return { sql: ` RETURNING ${parts.join(', ')}`, columns: known ? columns : null };
+  const list = parts.map((p) => (p === '*' ? `${quoteIdent(scope[0]!.alias)}.*` : p)).join(', ');
+  return { sql: ` RETURNING ${parts.join(', ')}`, list, columns: known ? columns : null };
+}
+
+/** The worker's stand-in for the rowids a `rowids: 'collect'` step returned (Statement.reread). */
+export const ROWIDS_PARAM = '[]';
+
+/** See Statement.reread: the write returning its rowids, then the RETURNING list read from the table in the rows' order. */
+function reread(write: string, table: string, ref: string, alias: string, list: string): Statement['reread'] {
+  const a = quoteIdent(alias);
+  return {
+    table,
+    steps: [
+      { sql: `${write} RETURNING ${a}.rowid`, rowids: 'collect' },
+      { sql: `SELECT ${list} FROM (SELECT "key" AS "pe_rowid_n", "value" AS "pe_rowid" FROM json_each(?)) AS "pe_rowids" JOIN ${ref} AS ${a} ON ${a}.rowid = "pe_rowids"."pe_rowid" ORDER BY "pe_rowids"."pe_rowid_n"`, fixed: [ROWIDS_PARAM], result: true, rowids: 'use' },
+    ],
+  };
 }
 
 function typeOf(columns: ColumnType[] | null, name: string): PgType | null {
@@ -230,7 +255,9 @@ export function insert(n: Node, em: Emitter): Statement {
   const conflict = n.conflict as Node | undefined;
   if (conflict) sql += onConflict(conflict, em, t, scope);
   const ret = returning(n, em, scope);
-  return { command: 'INSERT', steps: [{ sql: sql + ret.sql, result: true }], columns: ret.columns, readOnly: false };
+  const out: Statement = { command: 'INSERT', steps: [{ sql: sql + ret.sql, result: true }], columns: ret.columns, readOnly: false };
+  if (ret.list) out.reread = reread(sql, t.phys, ref, t.alias, ret.list);
+  return out;
 }
 
 /**
@@ -316,12 +343,10 @@ export function update(n: Node, em: Emitter): Statement {
   const sets = setList(n.set as Node[], em, t.columns, scope) + touch(t.columns, n.set as Node[]);
   const where = n.where ? `(${em.bool(n.where as Node, scope)}) AND ${tickCall(scope)}` : tickCall(scope);
   const ret = returning(n, em, scope);
-  return {
-    command: 'UPDATE',
-    steps: [{ sql: `UPDATE ${ref} AS ${quoteIdent(t.alias)} SET ${sets}${from} WHERE ${where}${ret.sql}`, result: true }],
-    columns: ret.columns,
-    readOnly: false,
-  };
+  const sql = `UPDATE ${ref} AS ${quoteIdent(t.alias)} SET ${sets}${from} WHERE ${where}`;
+  const out: Statement = { command: 'UPDATE', steps: [{ sql: sql + ret.sql, result: true }], columns: ret.columns, readOnly: false };
+  if (ret.list) out.reread = reread(sql, t.phys, ref, t.alias, ret.list);
+  return out;
 }
 
 function del(n: Node, em: Emitter): Statement {

@@ -220,6 +220,8 @@ export function triggerWrites(db: Database.Database): Map<string, string[]> {
 export interface RoutineStep {
   sql: string;
   params: unknown[];
+  /** Instead of `sql`: the worker lets this NOT NULL column take NULL until the assignment triggers ran (src/sql/worker/relax-not-null.ts). */
+  relax?: { table: string; column: string };
 }
 
 /**
@@ -263,6 +265,8 @@ export function routineSteps(
   const trgs = new Map<string, TrgRow | null>(readTriggers(db));
   const compile = (spec: TriggerSpec, fn: FnRow, schema: SchemaLookup, steps: RoutineStep[]) => {
     const c = compileTrigger(spec, fn.source, schema, { insert: (t) => logInsert(tracked(t)), change: (t, op, ids) => logChange(tracked(t), op, ids) }, (name) => fns.get(name) ?? null);
+    // note: before the trigger is made, so its assignment triggers fire before the NOT NULL checks (SQLite: newest first).
+    for (const column of c.assigns) steps.push({ sql: '', params: [], relax: { table: spec.table, column } });
     for (const sql of c.create) steps.push({ sql, params: [] });
     const row: TrgRow = { tbl: spec.table, name: spec.name, fn: fn.name, spec: JSON.stringify(spec), names: JSON.stringify(c.names), writes: JSON.stringify(c.writes) };
     steps.push({
@@ -378,6 +382,40 @@ export function logInsert(t: TrackedTable | null): string | null {
 interface Assigning {
   version: number;
   tables: Set<string>;
+  /** table → the NOT NULL columns enforced after the assignment triggers (src/sql/worker/relax-not-null.ts). */
+  filled: Map<string, Set<string>>;
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** The NOT NULL columns of a table that a BEFORE trigger may fill: NULL is taken until the triggers ran, then refused (23502). */
+export function triggerFilledColumns(lease: ProjectLease, table: string): ReadonlySet<string> {
+  const c = assigning(lease);
+  return c.filled.get(table) ?? EMPTY;
+}
+
+/** The tables that have a BEFORE trigger assigning NEW fields (a `pe_trg_…_set` SQLite trigger), per schema version. */
+export function assigningTables(lease: ProjectLease): Set<string> {
+  return assigning(lease).tables;
+}
+
+function assigning(lease: ProjectLease): Assigning {
+  const c = lease.cache<Assigning>('sql.triggers.assigning', () => ({ version: -1, tables: new Set(), filled: new Map() }));
+  const v = schemaVersion(lease);
+  if (c.version !== v) {
+    c.tables = new Set(lease.stmt(`SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_trg\\_%\\_set' ESCAPE '\\'`).pluck().all() as string[]);
+    c.filled = new Map();
+    const nn = lease.stmt(`SELECT tbl_name AS tbl, name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_nn\\_%\\_insert' ESCAPE '\\'`).all() as Array<{ tbl: string; name: string }>;
+    for (const r of nn) {
+      const prefix = `pe_nn_${r.tbl}_`;
+      if (!r.name.startsWith(prefix)) continue;
+      const set = c.filled.get(r.tbl) ?? new Set<string>();
+      set.add(r.name.slice(prefix.length, -'_insert'.length));
+      c.filled.set(r.tbl, set);
+    }
+    c.version = v;
+  }
+  return c;
 }
 
 /**
@@ -386,13 +424,7 @@ interface Assigning {
  * (plpgsql.ts): read again only for tables that have such a trigger (known per schema version).
  */
 export function rowAfterTriggers<T extends { id?: unknown }>(lease: ProjectLease, table: string, raw: T): T {
-  const c = lease.cache<Assigning>('sql.triggers.assigning', () => ({ version: -1, tables: new Set() }));
-  const v = schemaVersion(lease);
-  if (c.version !== v) {
-    c.tables = new Set(lease.stmt(`SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'pe\\_trg\\_%\\_set' ESCAPE '\\'`).pluck().all() as string[]);
-    c.version = v;
-  }
-  if (!c.tables.has(table)) return raw;
+  if (!assigningTables(lease).has(table)) return raw;
   return (lease.stmt(`SELECT * FROM ${quoteIdent(table)} WHERE "id" = ?`).get(raw.id) as T | undefined) ?? raw;
 }
 

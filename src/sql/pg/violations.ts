@@ -501,8 +501,16 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
   return null;
 }
 
-/** A trigger's `RAISE EXCEPTION` (plpgsql.ts: SQLite's RAISE(ABORT, 'pe_raise: …')) as Postgres' P0001, or null. */
+/**
+ * A trigger's `RAISE EXCEPTION` (plpgsql.ts: SQLite's RAISE(ABORT, 'pe_raise: …')) as Postgres' P0001,
+ * or another SQLSTATE a platform trigger names (`pe_raise[23502]: …`, relax-not-null.ts); or null.
+ */
 export function raisedError(message: string, cause?: unknown): EdgeError | null {
-  const m = /pe_raise: (.*)$/s.exec(message);
-  return m ? new EdgeError('invalid_request', m[1]!.slice(0, 300), { details: { sqlstate: 'P0001' }, cause }) : null;
+  const m = /pe_raise(?:\[([0-9A-Z]{5})\])?: (.*)$/s.exec(message);
+  if (!m) return null;
+  const text = m[2]!.slice(0, 300);
+  if (!m[1]) return new EdgeError('invalid_request', text, { details: { sqlstate: 'P0001' }, cause });
+  // note: a NOT NULL checked by trigger answers as SQLite's own NOT NULL does (invalid_field, naming table and column).
+  const nn = /^null value in column "(.+)" of relation "(.+)" violates not-null constraint$/s.exec(text);
+  return toEdge({ sqlstate: m[1], message: text, ...(nn ? { column: nn[1]!, table: nn[2]! } : {}) }, cause);
 }

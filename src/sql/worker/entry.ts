@@ -6,6 +6,7 @@ import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
 import { registerMore } from '../functions-more.js';
+import { relaxNotNull } from './relax-not-null.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain } from './worker-main.js';
 
@@ -41,4 +42,4 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   registerMore(db);
 };
 
-workerMain({ parentPort: parentPort!, Database, register, parse, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
+workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);

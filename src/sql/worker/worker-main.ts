@@ -26,7 +26,8 @@ export interface WorkerJob {
   /** About how many bytes of JSON the script's results may make together; more is an error. */
   maxBytes: number;
   /** Per statement, its SQLite steps. */
-  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean }>>;
+  /** `rowids`: see Step.rowids (src/sql/pg/statements.ts). */
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string } }>>;
 }
 
 export interface WorkerResult {
@@ -66,6 +67,8 @@ export function workerMain(
      * ms: it runs here, off the main thread). A syntax error rejects with `{ syntax: true, message, cursor }`.
      */
     parse: (sql: string) => Promise<unknown>;
+    /** A NOT NULL column a BEFORE trigger fills takes NULL until the trigger ran (relax-not-null.ts). */
+    relax?: (db: Database.Database, table: string, column: string, phase: 'before' | 'in') => void;
     /** Facts about a constraint violation, gathered while its transaction is still open (violation-facts.ts). */
     violation?: (db: Database.Database, sql: string, params: unknown[], code: string) => unknown;
   },
@@ -166,8 +169,16 @@ export function workerMain(
         }
         for (const steps of job.statements) {
           let out: WorkerResult = { columns: [], rows: [], changes: 0, reader: false };
-          for (const step of steps) {
+          let rowids = '[]';
+          for (const given of steps) {
+            // note: a re-read of written rows (Statement.reread) gets the rowids the write returned as its last parameter.
+            const step = given.rowids === 'use' ? { ...given, params: [...given.params.slice(0, -1), rowids] } : given;
             current = step;
+            if (step.relax) {
+              deps.relax?.(c.db, step.relax.table, step.relax.column, 'in');
+              c.stmts.clear();
+              continue;
+            }
             let s: Database.Statement;
             try {
               s = prepare(c, step.sql);
@@ -203,6 +214,7 @@ export function workerMain(
               const info = s.run(...step.params);
               r = { columns: [], rows: [], changes: Number(info.changes), reader: false };
             }
+            if (step.rowids === 'collect') rowids = `[${r.rows.map((row) => String(row[0])).join(',')}]`;
             if (step.result) out = r;
           }
           results.push(out);
@@ -228,6 +240,8 @@ export function workerMain(
           c.db.exec('ROLLBACK');
         }
       } else {
+        // note: a NOT NULL column of a table other tables' foreign keys act on is relaxed before the transaction (relax-not-null.ts).
+        for (const steps of job.statements) for (const step of steps) if (step.relax) deps.relax?.(c.db, step.relax.table, step.relax.column, 'before');
         c.db.transaction(() => {
           try {
             run();
