@@ -61,6 +61,15 @@ export const lateralFamily: Array<string | Entry> = [
   o(`select a.name, g from lat_authors a left join lateral generate_series(1, a.quota) g on true order by a.id, g`),
   o(`select p.id, t from lat_posts p, lateral unnest(p.tags) t order by p.id, t`),
 
+  // ---- more shapes: over an implicitly lateral function, DISTINCT ON inside, in a CTE and a view, * beside a select-list function
+  o(`select p.id, t, l.x from lat_posts p, unnest(p.tags) t, lateral (select upper(t) || '!' as x) l order by p.id, t`),
+  o(`select a.name, l.title from lat_authors a, lateral (select distinct on (draft) title, draft from lat_posts p where p.author_id = a.id order by draft, id desc) l order by a.id, l.title`),
+  o(`with best as (select a.id, l.score from lat_authors a, lateral (select max(score) as score from lat_posts p where p.author_id = a.id) l) select id, score from best order by id`),
+  `create view lat_latest as select a.name, l.title from lat_authors a left join lateral (select title from lat_posts p where p.author_id = a.id order by id desc limit 1) l on true`,
+  o(`select name, title from lat_latest order by name`),
+  `drop view lat_latest`,
+  o(`select *, unnest(tags) as t from lat_posts where id in (1, 4) order by id, t`),
+  o(`select a.id, l.f, l.big from lat_authors a, lateral (select 0.1::float8 + 0.2::float8 as f, 2147483648::bigint * 1000 + a.id as big) l order by a.id`),
   // ---- refused as Postgres refuses (42P10, 42P01, 42703) and errors inside the lateral item
   `select * from lat_authors a right join lateral (select a.id as x) l on true`,
   `select * from lat_authors a full join lateral (select title from lat_posts p where p.author_id = a.id) l on true`,
