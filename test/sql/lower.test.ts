@@ -105,7 +105,7 @@ describe('refused by name, never dropped', () => {
     ['select * from t, lateral (select 1 from t u order by u.id limit t.value) x', 'LIMIT/OFFSET other than a number or a parameter'],
     ['select jsonb_each(\'{}\'::jsonb)', 'jsonb_each() in the select list (it returns a record): put it in FROM'],
     ['select * from pg_sleep(1)', 'function pg_sleep() in FROM'],
-    ['select type, unnest(array[type]) from t group by type', 'a set-returning function in the select list of an aggregate or window query (put it in FROM over a subquery)'],
+    ['select type, unnest(array[type]) from t group by type', 'a set-returning function in the select list of an aggregate or window query other than grouped by it (put it in FROM over a subquery)'],
     ['create temp view v as select 1', 'temporary views'],
     ["select 'a' similar to 'b'", 'SIMILAR TO'],
   ];

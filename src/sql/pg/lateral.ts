@@ -164,13 +164,40 @@ export function selectSrfs(n: Node): Node {
     return { ...c, expr: e, as };
   });
   const aggregate = (v: unknown): boolean => !!v && typeof v === 'object' && !(v as Node).ast && ((v as Node).type === 'aggr_func' || !!(v as Node).over || Object.values(v as object).some(aggregate));
-  if ((n.groupby as { columns?: Node[] } | null | undefined)?.columns?.length || columns.some((c) => aggregate(c.expr)) || aggregate(n.having)) {
-    throw unsupported('a set-returning function in the select list of an aggregate or window query (put it in FROM over a subquery)');
+  const group = (n.groupby as { columns?: Node[] } | null | undefined)?.columns ?? [];
+  let groupby = n.groupby;
+  if (group.length || columns.some((c) => aggregate(c.expr)) || aggregate(n.having)) {
+    // note: grouped by the function itself (`select unnest(tags) as tag, count(*) … group by tag`), Postgres expands before grouping: the join is that.
+    const grouped = groupedSrfs(group, columns, cols);
+    if (!grouped || columns.some((c) => c.expr && !isSrf(c.expr as Node) && findSrf(c.expr)) || columns.some((c) => (c.expr as Node | undefined)?.over)) {
+      throw unsupported('a set-returning function in the select list of an aggregate or window query other than grouped by it (put it in FROM over a subquery)');
+    }
+    groupby = { ...(n.groupby as Node), columns: grouped };
   }
   const names = found.map((_, i) => `s${i}`);
   const item: Node =
     found.length === 1 ? { fn: found[0], as: alias, columns: names, hidden: true } : { zip: found, as: alias, columns: names, hidden: true };
-  return { ...n, columns: cols, from: [...((n.from as Node[] | undefined) ?? []), item] };
+  return { ...n, columns: cols, groupby, from: [...((n.from as Node[] | undefined) ?? []), item] };
+}
+
+/**
+ * The GROUP BY items with each select-list function written there again replaced by its
+ * column, or null unless every select-list function is a whole select item that the GROUP
+ * BY names (by position, by its alias or written the same).
+ */
+function groupedSrfs(group: Node[], written: Node[], swapped: Node[]): Node[] | null {
+  const items = written.map((c, i) => ({ srf: !!c.expr && isSrf(c.expr as Node), as: swapped[i]!.as as string | null, key: JSON.stringify(c.expr), to: swapped[i]!.expr }));
+  const hit = new Set<number>();
+  const out = group.map((g) => {
+    const key = JSON.stringify(g);
+    let i = items.findIndex((x) => x.srf && x.key === key);
+    if (i < 0 && g.type === 'number') i = Number(g.value) - 1;
+    if (i < 0 && g.type === 'column_ref' && !g.table) i = items.findIndex((x) => x.srf && x.as === columnName(g));
+    if (i < 0 || !items[i]?.srf) return g;
+    hit.add(i);
+    return g.type === 'number' ? g : (items[i]!.to as Node);
+  });
+  return items.every((x, i) => !x.srf || hit.has(i)) ? out : null;
 }
 
 /**
