@@ -42,6 +42,12 @@ export const lateralFamily: Array<string | Entry> = [
   o(`select a.name, count(t.title) as n from lat_authors a left join lateral (select title from lat_posts p where p.author_id = a.id order by id limit 2) t on true group by a.id, a.name order by a.id`),
   o(`select a.name, t.title from lat_authors a, lateral (select title from lat_posts p where p.author_id = a.id order by id) t where t.title like '%2' order by a.id`),
 
+  // ---- a LIMIT / OFFSET over the outer row (a NULL LIMIT is none)
+  o(`select a.name, t.title from lat_authors a, lateral (select title from lat_posts p where p.author_id = a.id order by id desc limit a.quota) t order by a.id, t.title`),
+  o(`select a.name, t.title from lat_authors a left join lateral (select p.title as title from lat_posts p where p.author_id = a.id order by title limit a.quota offset a.quota - 2) t on true order by a.id, t.title`),
+  o(`select a.name, t.n from lat_authors a, lateral (select count(*) as n from lat_posts p where p.author_id = a.id limit a.quota) t order by a.id`),
+  `select a.name from lat_authors a, lateral (select title from lat_posts p order by id limit a.quota - 5) t`,
+  o(`select title from lat_posts order by score desc nulls last, id limit (select count(*) from lat_authors)`),
   // ---- values keep their types through the lateral item (numeric, jsonb, boolean, timestamptz, text[], NULLs)
   o(`select l.* from lat_authors a, lateral (select p.price, p.body, p.draft, p.posted_at, p.tags, p.score from lat_posts p where p.author_id = a.id order by p.id) l order by a.id, l.posted_at nulls first`),
   o(`select a.id, l.k, l.total from lat_authors a, lateral (select p.body -> 'k' as k, p.price * 2 as total from lat_posts p where p.author_id = a.id and p.id in (1, 5)) l order by a.id`),
@@ -70,6 +76,8 @@ export const lateralFamily: Array<string | Entry> = [
   `drop view lat_latest`,
   o(`select *, unnest(tags) as t from lat_posts where id in (1, 4) order by id, t`),
   o(`select a.id, l.f, l.big from lat_authors a, lateral (select 0.1::float8 + 0.2::float8 as f, 2147483648::bigint * 1000 + a.id as big) l order by a.id`),
+  o(`select a.name, l1.n, l2.m from lat_authors a, lateral (select count(*) as n from lat_posts p where p.author_id = a.id) l1, lateral (select l1.n * 10 + a.id as m) l2 order by a.id`),
+  o(`select a.name, l.title from lat_authors a left join lateral (select title from lat_posts p where p.author_id = a.id and p.title = any (array['a2', 'd1'])) l on true where l.title is null order by a.id`),
   // ---- refused as Postgres refuses (42P10, 42P01, 42703) and errors inside the lateral item
   `select * from lat_authors a right join lateral (select a.id as x) l on true`,
   `select * from lat_authors a full join lateral (select title from lat_posts p where p.author_id = a.id) l on true`,
@@ -124,7 +132,6 @@ export const lateralFamily: Array<string | Entry> = [
   u(`select unnest(array_agg(title)) from lat_posts`),
   u(`select author_id, unnest(array['x']) from lat_posts group by author_id`),
   u(`select count(*), generate_series(1, 2) from lat_posts`),
-  u(`select a.name, t.title from lat_authors a, lateral (select title from lat_posts p where p.author_id = a.id order by id limit a.quota) t`),
   `drop table lat_posts`,
   `drop table lat_authors`,
 ];

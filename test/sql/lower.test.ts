@@ -102,7 +102,7 @@ describe('refused by name, never dropped', () => {
     ['select * from t join t u using (id)', 'SELECT * over JOIN … USING (name the columns)'],
     ['select * from generate_series(1, 3) with ordinality', 'WITH ORDINALITY'],
     ["select * from generate_series('2024-01-01'::timestamptz, now(), '1 day')", 'generate_series over other than integers'],
-    ['select * from t, lateral (select 1 from t u order by u.id limit t.value) x', 'LIMIT/OFFSET other than a number or a parameter'],
+    ['select * from t, lateral (select distinct u.type from t u limit t.value) x', 'LIMIT/OFFSET other than a number or a parameter with DISTINCT or *'],
     ['select jsonb_each(\'{}\'::jsonb)', 'jsonb_each() in the select list (it returns a record): put it in FROM'],
     ['select * from pg_sleep(1)', 'function pg_sleep() in FROM'],
     ['select type, unnest(array[type]) from t group by type', 'a set-returning function in the select list of an aggregate or window query other than grouped by it (put it in FROM over a subquery)'],

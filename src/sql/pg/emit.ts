@@ -9,6 +9,7 @@ import { emitAggregate, emitCase, emitExtract, emitFunction, emitFunctionCore, e
 import { emitBinary, emitUnary } from './ops.js';
 import { emitCast, emitCastTo, emitInterval } from './cast.js';
 import { emitOrderLimit, emitSelectCore } from './query-parts.js';
+import { windowLimit } from './lateral.js';
 import type { ViewCatalog } from './views.js';
 /**
  * Emits SQLite from the emitter's tree (lowered from PostgreSQL's parse tree by lower.ts),
@@ -209,6 +210,13 @@ export class Emitter {
       let op = '';
       while (cur) {
         const core = emitSelectCore(this, cur, outer);
+        // note: a LIMIT/OFFSET over the outer row (in a LATERAL subquery) as a row_number() window: SQLite's LIMIT cannot be correlated (lateral.ts).
+        const windowed = first && !cur._next ? windowLimit(this, cur, core, outer) : null;
+        if (windowed !== null) {
+          columns = core.columns;
+          sql = windowed;
+          break;
+        }
         if (first) columns = core.columns;
         sql += first ? core.sql : ` ${op} ${core.sql}`;
         first = false;

@@ -1,6 +1,6 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { callName, columnName, unsupported, type Emitter, type Node, type Source } from './emit.js';
+import { callName, columnName, unsupported, type Emitter, type Expr, type Node, type Source } from './emit.js';
 import { tableFunction } from './from-functions.js';
 import type { ColumnType } from './types.js';
 
@@ -233,4 +233,46 @@ export function namesEarlier(root: unknown, earlier: Source[]): string | null {
     return null;
   };
   return walk(root);
+}
+
+/** A LIMIT or OFFSET value SQLite takes as it is (query-parts.ts emitLimitValue). */
+const plainLimit = (v: Node): boolean =>
+  (v.type === 'number' && Number.isInteger(Number(v.value))) || v.type === 'var' || v.type === 'null' || (v.type === 'origin' && String(v.value).toUpperCase() === 'ALL');
+
+/**
+ * `… order by x limit a.n` with a LIMIT or OFFSET that names the outer row (in a LATERAL
+ * subquery): SQLite's LIMIT takes no correlated value, so the core numbers its rows in the
+ * query's order (row_number() OVER (ORDER BY …)) and an outer query keeps those within the
+ * bounds. Null when the LIMIT and OFFSET are plain (numbers, parameters, ALL).
+ */
+export function windowLimit(em: Emitter, n: Node, core: { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean }, outer: Source[]): string | null {
+  const limit = n.limit as { seperator?: string; value?: Node[] } | undefined;
+  const values = limit?.value ?? [];
+  if (values.every(plainLimit)) return null;
+  if (core.ordered || !core.columns || !/^SELECT /.test(core.sql) || /^SELECT DISTINCT /.test(core.sql)) throw unsupported('LIMIT/OFFSET other than a number or a parameter with DISTINCT or *');
+  const scope = [...core.sources, ...outer];
+  const bound = (v: Node | undefined, what: string): string | null => {
+    if (!v || v.type === 'null' || (v.type === 'origin' && String(v.value).toUpperCase() === 'ALL')) return null;
+    const x = em.coerce(em.expr(v, outer), 'int8').sql;
+    return `(CASE WHEN ${x} < 0 THEN pe_error('${what} must not be negative') ELSE ${x} END)`;
+  };
+  const offsetForm = limit?.seperator === 'offset';
+  const count = offsetForm && values.length === 1 ? null : bound(values[0], 'LIMIT');
+  const offset = offsetForm ? bound(values[values.length - 1], 'OFFSET') : null;
+  const order = ((n.orderby as Node[] | undefined) ?? []).map((o) => {
+    const e = o.expr as Node;
+    if (e.type === 'number') throw unsupported('ORDER BY a position with a LIMIT over the outer row');
+    const name = e.type === 'column_ref' && !e.table ? columnName(e) : null;
+    const alias = name !== null && !em._resolve(null, name, scope) ? core.aliases.get(name) : undefined;
+    const sql = alias ? alias.sql : em.expr(e, scope).sql;
+    const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
+    const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : dir === 'ASC' ? 'NULLS LAST' : 'NULLS FIRST';
+    return `${sql} ${dir} ${nulls}`;
+  });
+  const numbered = core.sql.replace(/^SELECT /, `SELECT row_number() OVER (${order.length ? `ORDER BY ${order.join(', ')}` : ''}) AS "pe_rn", `);
+  // note: a NULL LIMIT is no limit and a NULL OFFSET none, as in Postgres.
+  const off = offset ? `coalesce(${offset}, 0)` : null;
+  const from = off ? `"pe_rn" > ${off}` : '1';
+  const to = count ? ` AND ("pe_rn" <= ${off ? `${off} + ` : ''}${count} OR ${count} IS NULL)` : '';
+  return `SELECT ${core.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM (${numbered}) WHERE ${from}${to} ORDER BY "pe_rn"`;
 }
