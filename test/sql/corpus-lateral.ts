@@ -48,6 +48,12 @@ export const lateralFamily: Array<string | Entry> = [
   o(`select a.name, t.n from lat_authors a, lateral (select count(*) as n from lat_posts p where p.author_id = a.id limit a.quota) t order by a.id`),
   `select a.name from lat_authors a, lateral (select title from lat_posts p order by id limit a.quota - 5) t`,
   o(`select title from lat_posts order by score desc nulls last, id limit (select count(*) from lat_authors)`),
+  `create type lat_mood as enum ('sad', 'ok', 'happy')`,
+  `create table lat_moods (id int primary key, author_id int not null, mood lat_mood not null)`,
+  `insert into lat_moods values (1, 1, 'happy'), (2, 1, 'sad'), (3, 1, 'ok'), (4, 4, 'ok')`,
+  o(`select a.name, m.mood from lat_authors a, lateral (select mood from lat_moods m where m.author_id = a.id order by mood desc limit a.quota) m order by a.id, m.mood`),
+  `drop table lat_moods`,
+  `drop type lat_mood`,
   // ---- values keep their types through the lateral item (numeric, jsonb, boolean, timestamptz, text[], NULLs)
   o(`select l.* from lat_authors a, lateral (select p.price, p.body, p.draft, p.posted_at, p.tags, p.score from lat_posts p where p.author_id = a.id order by p.id) l order by a.id, l.posted_at nulls first`),
   o(`select a.id, l.k, l.total from lat_authors a, lateral (select p.body -> 'k' as k, p.price * 2 as total from lat_posts p where p.author_id = a.id and p.id in (1, 5)) l order by a.id`),

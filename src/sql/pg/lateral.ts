@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, columnName, unsupported, type Emitter, type Expr, type Node, type Source } from './emit.js';
 import { tableFunction } from './from-functions.js';
+import { emitOrderExpr } from './query-parts.js';
 import type { ColumnType } from './types.js';
 
 /**
@@ -264,7 +265,8 @@ export function windowLimit(em: Emitter, n: Node, core: { sql: string; columns: 
     if (e.type === 'number') throw unsupported('ORDER BY a position with a LIMIT over the outer row');
     const name = e.type === 'column_ref' && !e.table ? columnName(e) : null;
     const alias = name !== null && !em._resolve(null, name, scope) ? core.aliases.get(name) : undefined;
-    const sql = alias ? alias.sql : em.expr(e, scope).sql;
+    // note: as ORDER BY itself (query-parts.ts): an enum by its labels' order, an interval by its length.
+    const sql = alias ? (alias.type === 'interval' ? em._fn('pe_interval_key', alias.sql) : alias.sql) : emitOrderExpr(em, e, scope, [], new Map());
     const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
     const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : dir === 'ASC' ? 'NULLS LAST' : 'NULLS FIRST';
     return `${sql} ${dir} ${nulls}`;

@@ -70,7 +70,8 @@ export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { s
       const name = alias ?? x.name;
       cols.push(`${x.sql} AS ${em.ident(name)}`);
       exprs.push(x.sql);
-      columns.push({ name, type: x.type === 'unknown' ? 'text' : x.type });
+      // note: an enum value keeps its type through a subquery (ordered by its labels outside too).
+      columns.push(x.enum ? { name, type: x.type, enum: x.enum } : { name, type: x.type === 'unknown' ? 'text' : x.type });
       if (alias) aliases.set(alias, x);
     }
     if (cols.length === 0) throw unsupported('SELECT without columns');
