@@ -87,6 +87,7 @@ export const lateralFamily: Array<string | Entry> = [
   // ---- refused as Postgres refuses (42P10, 42P01, 42703) and errors inside the lateral item
   `select * from lat_authors a right join lateral (select a.id as x) l on true`,
   `select * from lat_authors a full join lateral (select title from lat_posts p where p.author_id = a.id) l on true`,
+  o(`select a.name, l.title from lat_authors a full join lateral (select title, author_id from lat_posts where id = 4) l on l.author_id = a.id order by a.id`),
   `select * from lat_authors a, (select title from lat_posts p where p.author_id = a.id) l`,
   `select * from lat_authors a, lateral (select nope from lat_posts p where p.author_id = a.id) l`,
   `select * from lat_authors a, lateral (select 1 / (a.id - a.id) as z) l`,

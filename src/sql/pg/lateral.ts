@@ -44,10 +44,12 @@ export function jsonRows(sql: string, columns: ColumnType[], alias: string): { t
  */
 export function lateralSubquery(em: Emitter, it: Node, asName: string, earlier: Source[], outer: Source[]): { text: string; source: Source } | null {
   const ast = (it.expr as Node).ast as Node;
-  const named = namesEarlier(ast, earlier);
-  if (!named) return null;
   const join = typeof it.join === 'string' ? it.join.toUpperCase() : '';
-  if (join.startsWith('RIGHT') || join.startsWith('FULL')) {
+  const outerJoin = join.startsWith('RIGHT') || join.startsWith('FULL');
+  // note: beside a RIGHT or FULL join only a qualified reference counts (an unqualified name is most likely the subquery's own column; if not, it is unknown there, 42703).
+  const named = namesEarlier(ast, earlier, outerJoin);
+  if (!named) return null;
+  if (outerJoin) {
     // note: Postgres' own refusal (the combining JOIN type must be INNER or LEFT for a LATERAL reference).
     throw new EdgeError('invalid_request', `invalid reference to FROM-clause entry for table "${named}"`, { details: { sqlstate: '42P10' } });
   }
@@ -206,7 +208,7 @@ function groupedSrfs(group: Node[], written: Node[], swapped: Node[]): Node[] | 
  * item's alias, or an unqualified name only an earlier item has (a conservative reading: a
  * false "yes" costs the JSON form, never a wrong answer).
  */
-export function namesEarlier(root: unknown, earlier: Source[]): string | null {
+export function namesEarlier(root: unknown, earlier: Source[], qualifiedOnly = false): string | null {
   if (!earlier.length) return null;
   const seen = new Set<unknown>();
   const walk = (v: unknown): string | null => {
@@ -225,6 +227,7 @@ export function namesEarlier(root: unknown, earlier: Source[]): string | null {
       const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
       const name = columnName(n);
       if (table !== null) return earlier.find((s) => s.alias === table)?.alias ?? null;
+      if (qualifiedOnly) return null;
       return earlier.find((s) => s.columns?.some((c) => c.name === name))?.alias ?? null;
     }
     for (const x of Object.values(n)) {
