@@ -51,6 +51,13 @@ describe('emitted SQLite per construct family', () => {
     // VALUES as a FROM item and as a CTE body, with column aliases
     ["select n from (values (1, 'a'), (2, 'b')) as v(n, s)", `SELECT "n" AS "n" FROM (SELECT "column1" AS "n", "column2" AS "s" FROM (VALUES (1, CAST('a' AS TEXT)), (2, CAST('b' AS TEXT)))) AS "v" WHERE <tick>`],
     ['with v(n) as (values (1), (2)) select n from v', 'WITH "v" ("n") AS (VALUES (1), (2)) SELECT "n" AS "n" FROM "v" WHERE <tick>'],
+    // LATERAL subqueries: rows as JSON from a correlated scalar subquery, read back by json_each (lateral.ts)
+    [
+      'select t.id, l.n from t left join lateral (select count(*) as n from t u where u.value = t.value) l on true',
+      `SELECT "t"."id" AS "id", json_extract("l"."value", '$[0]') AS "n" FROM <t> AS "t" LEFT JOIN json_each((WITH "pe_l"("c0") AS (SELECT count(*) AS "n" FROM <t> AS "u" WHERE (("u"."value" = "t"."value")) AND <tick>) SELECT json_group_array(json_array(CASE typeof("c0") WHEN 'text' THEN "c0" || '' ELSE "c0" END)) FROM "pe_l")) AS "l" ON 1 WHERE <tick>`,
+    ],
+    // a set-returning function in the select list: its FROM form, joined
+    ['select id, unnest(array[type]) from t', `SELECT "t"."id" AS "id", "pe_srf"."value" AS "unnest" FROM <t> AS "t", json_each(json_array("type")) AS "pe_srf" WHERE <tick>`],
     // dollar-quoted strings
     ["select $$it's$$ as a", `SELECT 'it''s' AS "a"`],
     // IN and BETWEEN lists
@@ -95,9 +102,10 @@ describe('refused by name, never dropped', () => {
     ['select * from t join t u using (id)', 'SELECT * over JOIN … USING (name the columns)'],
     ['select * from generate_series(1, 3) with ordinality', 'WITH ORDINALITY'],
     ["select * from generate_series('2024-01-01'::timestamptz, now(), '1 day')", 'generate_series over other than integers'],
-    ['select * from t, lateral generate_series(1, t.value) g', 'LATERAL'],
+    ['select * from t, lateral (select distinct u.type from t u limit t.value) x', 'LIMIT/OFFSET other than a number or a parameter with DISTINCT or *'],
+    ['select jsonb_each(\'{}\'::jsonb)', 'jsonb_each() in the select list (it returns a record): put it in FROM'],
     ['select * from pg_sleep(1)', 'function pg_sleep() in FROM'],
-    ['select * from t, lateral (select 1) x', 'LATERAL subqueries'],
+    ['select type, unnest(array[type]) from t group by type', 'a set-returning function in the select list of an aggregate or window query other than grouped by it (put it in FROM over a subquery)'],
     ['create temp view v as select 1', 'temporary views'],
     ["select 'a' similar to 'b'", 'SIMILAR TO'],
   ];

@@ -9,6 +9,7 @@ import { emitAggregate, emitCase, emitExtract, emitFunction, emitFunctionCore, e
 import { emitBinary, emitUnary } from './ops.js';
 import { emitCast, emitCastTo, emitInterval } from './cast.js';
 import { emitOrderLimit, emitSelectCore } from './query-parts.js';
+import { windowLimit } from './lateral.js';
 import type { ViewCatalog } from './views.js';
 /**
  * Emits SQLite from the emitter's tree (lowered from PostgreSQL's parse tree by lower.ts),
@@ -44,6 +45,8 @@ export interface Source {
   columns: ColumnType[] | null;
   /** Columns that are expressions over the item rather than its own columns (a set-returning function over an earlier FROM item: from-functions.ts). */
   exprs?: Readonly<Record<string, string>>;
+  /** An item the translator added (a select list's set-returning function, lateral.ts): not part of `*`. */
+  hidden?: boolean;
 }
 
 /** The column that stands for "the referenced table's primary key" in a REFERENCES translate.ts rewrote for the parser. */
@@ -63,6 +66,8 @@ export const ARITH = new Set(['+', '-', '*', '/', '%']);
 export const MAX_NODES = 20_000;
 export const AGGREGATES = new Set(['sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'jsonb_agg', 'json_agg', 'array_agg']);
 export const MAX_DEPTH = 200;
+/** The columns of SQLite's json_each, hidden ones included. */
+const JSON_EACH_COLUMNS = new Set(['key', 'value', 'type', 'atom', 'id', 'parent', 'fullkey', 'path', 'json', 'root']);
 
 /** How an emitted expression is used: DDL defaults and checks must run on any connection. */
 export interface EmitOptions {
@@ -96,6 +101,8 @@ export class Emitter {
   _aggDepth = 0;
   _sawAgg = false;
   _coreSources: Source[] = [];
+  /** How many LATERAL subqueries are being emitted (lateral.ts). */
+  _lateral = 0;
   /** Row sources every expression may name (a trigger body's `new` and `old`, plpgsql.ts). */
   ambient: Source[] = [];
 
@@ -205,6 +212,13 @@ export class Emitter {
       let op = '';
       while (cur) {
         const core = emitSelectCore(this, cur, outer);
+        // note: a LIMIT/OFFSET over the outer row (in a LATERAL subquery) as a row_number() window: SQLite's LIMIT cannot be correlated (lateral.ts).
+        const windowed = first && !cur._next ? windowLimit(this, cur, core, outer) : null;
+        if (windowed !== null) {
+          columns = core.columns;
+          sql = windowed;
+          break;
+        }
         if (first) columns = core.columns;
         sql += first ? core.sql : ` ${op} ${core.sql}`;
         first = false;
@@ -378,11 +392,15 @@ export class Emitter {
     const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
     if (n.schema || (n as { db?: unknown }).db) throw unsupported('schema-qualified column references');
     const r = this._resolve(table, name, scope) ?? (table !== null && this.ambient.length ? this._resolve(table, name, this.ambient) : null);
+    // note: inside a LATERAL subquery SQLite would read an unknown name as the outer query's output alias of that name (lateral.ts names them so): refused here as Postgres does.
+    if (table === null && !r && this._lateral > 0 && scope.length && scope.every((s) => s.columns !== null)) throw new EdgeError('invalid_request', `column "${name}" does not exist`, { details: { sqlstate: '42703' } });
     if (table !== null && !r && !scope.some((s) => s.alias === table) && !this.ambient.some((s) => s.alias === table)) {
       // note: `excluded.col` in ON CONFLICT, or a table the query does not name.
       if (table !== 'excluded') throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${table}"`);
     }
-    const sql = r?.source.exprs?.[name] ?? (table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : quoteIdent(name));
+    // note: json_each joined for a lateral item (lateral.ts, from-functions.ts) has columns of its own (id, key, value, …): an unqualified name beside it is qualified.
+    const beside = table === null && r && JSON_EACH_COLUMNS.has(name) && scope.some((s) => s.exprs);
+    const sql = r?.source.exprs?.[name] ?? (table !== null ? `${quoteIdent(table)}.${quoteIdent(name)}` : beside ? `${quoteIdent(r.source.alias)}.${quoteIdent(name)}` : quoteIdent(name));
     if (this._bare && this._aggDepth === 0 && r && this._coreSources.includes(r.source)) this._bare.push({ alias: r.source.alias, name, sql });
     const en = r?.type === 'text' ? r.source.columns?.find((c) => c.name === name)?.enum : undefined;
     return en ? { sql, type: r!.type, name, enum: en } : { sql, type: r?.type ?? null, name };
@@ -466,7 +484,7 @@ export const NODE_KEYS: Record<string, ReadonlySet<string>> = Object.fromEntries
 
 /** The same for a SELECT and for an item of its FROM list (statements.ts does it for INSERT, UPDATE and DELETE). */
 export const SELECT_KEYS = new Set('type,values,with,options,distinct,columns,into,from,where,groupby,having,orderby,limit,window,_next,set_op,parentheses,locking_read'.split(','));
-export const FROM_KEYS = new Set('db,table,as,columns,fn,join,on,using,expr,type,parentheses,tablesample'.split(','));
+export const FROM_KEYS = new Set('db,table,as,columns,fn,join,on,using,expr,type,parentheses,tablesample,lateral,hidden,zip'.split(','));
 
 export function checkKeys(n: Node, allowed = typeof n.type === 'string' ? NODE_KEYS[n.type] : undefined, what = String(n.type)): void {
   if (!allowed) return;

@@ -7,12 +7,12 @@ import type { ColumnType, PgType } from './types.js';
  * Set-returning functions as FROM items: `generate_series` (integers), `unnest` (text[]),
  * `jsonb_array_elements[_text]`, `jsonb_each[_text]`, `jsonb_object_keys` (and their json_ forms), each as a
  * subquery over SQLite's recursive CTE or json_each. Their arguments may name outer queries'
- * columns but not earlier items of the same FROM list (that is LATERAL, refused).
+ * columns; over earlier items of the same FROM list see lateralFunction (and lateral.ts).
  *
  * Names as in Postgres: a one-column function's column is named after the function, or the
  * alias (`generate_series(1, 3) as n`); `as t(a, b)` renames the columns.
  */
-export function tableFunction(em: Emitter, fn: Node, alias: string | null, names: string[] | null, outer: Source[]): { text: string; source: Source } {
+export function tableFunction(em: Emitter, fn: Node, alias: string | null, names: string[] | null, outer: Source[]): { text: string; source: Source; sql: string } {
   const { schema, name, written } = callName(fn);
   if (schema && schema !== 'pg_catalog') throw unsupported(`function ${written} in FROM`);
   if (fn.over) throw unsupported('window functions in FROM');
@@ -69,7 +69,8 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
   if (names && names.length > body.columns.length) throw new EdgeError('invalid_request', `table "${as}" has ${body.columns.length} columns available but ${names.length} columns specified`);
   const columns = body.columns.map((c, i) => ({ ...c, name: names?.[i] ?? c.name }));
   const list = columns.map((c, i) => `"v${i}" AS ${quoteIdent(c.name)}`).join(', ');
-  return { text: `(SELECT ${list} FROM (${body.sql})) AS ${quoteIdent(as)}`, source: { alias: as, columns } };
+  const sql = `SELECT ${list} FROM (${body.sql})`;
+  return { text: `(${sql}) AS ${quoteIdent(as)}`, source: { alias: as, columns }, sql };
 }
 
 /**
@@ -77,7 +78,7 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
  * jsonb_array_elements(t.tags) e`, implicitly LATERAL in Postgres): SQLite's json_each joined
  * directly (a subquery could not see the earlier item), its columns as expressions over
  * json_each's (Source.exprs). unnest, jsonb_array_elements[_text], jsonb_each[_text] and
- * jsonb_object_keys (and the json_ forms); generate_series over an earlier column is refused.
+ * jsonb_object_keys (and the json_ forms); generate_series over an earlier column goes through lateral.ts.
  */
 export function lateralFunction(em: Emitter, fn: Node, alias: string | null, names: string[] | null, scope: Source[]): { text: string; source: Source } {
   const { name } = callName(fn);

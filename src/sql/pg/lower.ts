@@ -217,12 +217,12 @@ function fromItem(it: unknown): Node[] {
       return [rangeVar(f)];
     case 'RangeSubselect': {
       only('a subquery in FROM', f, 'subquery,alias,lateral');
-      if (f.lateral) throw unsupported('LATERAL subqueries');
       const alias = f.alias as Record<string, unknown> | undefined;
       if (!alias) throw unsupported('a subquery in FROM without an alias');
       const cols = list(alias.colnames).map(str);
       const ast = lowerSelect(f.subquery);
-      return [{ expr: { ast }, as: String(alias.aliasname), columns: cols.length ? cols : null }];
+      // note: LATERAL: the subquery may name earlier FROM items (lateral.ts).
+      return [{ expr: { ast }, as: String(alias.aliasname), columns: cols.length ? cols : null, lateral: Boolean(f.lateral) }];
     }
     case 'JoinExpr': {
       only('a join', f, 'jointype,isNatural,larg,rarg,usingClause,quals,join_using_alias,alias');
@@ -243,7 +243,7 @@ function fromItem(it: unknown): Node[] {
     }
     case 'RangeFunction': {
       only('a function in FROM', f, 'functions,alias,lateral,ordinality,is_rowsfrom,coldeflist');
-      if (f.lateral) throw unsupported('LATERAL');
+      // note: a function in FROM is LATERAL whether written so or not (query-parts.ts: over an earlier item).
       if (f.ordinality) throw unsupported('WITH ORDINALITY');
       if (f.is_rowsfrom || list(f.functions).length !== 1) throw unsupported('ROWS FROM (…)');
       if (list(f.coldeflist).length) throw unsupported('column definition lists');

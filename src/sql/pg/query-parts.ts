@@ -3,17 +3,26 @@ import { enumOrderKey } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { lateralFunction, tableFunction } from './from-functions.js';
+import { lateralSubquery, lateralTableFunction, namesEarlier, selectSrfs, zipFunctions } from './lateral.js';
 import { viewFrom } from './views.js';
-import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, checkKeys, columnName, tickCall, unsupported } from './emit.js';
+import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, callName, checkKeys, columnName, tickCall, unsupported } from './emit.js';
 
 /** The parts of a query: select core, VALUES, grouping, DISTINCT ON, ORDER BY, LIMIT, *, FROM items and joins. Free functions over the Emitter (emit.ts), one room of the emitter. */
 
-export function emitSelectCore(em: Emitter, n: Node, outer: Source[]): { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean } {
+export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean } {
   em._count();
   if (em._depth++ > MAX_DEPTH) throw unsupported('nesting deeper than 200 levels');
-  if (Array.isArray(n.values)) {
+  if (Array.isArray(written.values)) {
     em._depth--;
-    return emitValues(em, n.values as Node[][], outer);
+    return emitValues(em, written.values as Node[][], outer);
+  }
+  let n = written;
+  try {
+    // note: set-returning functions in the select list become FROM items (lateral.ts).
+    n = selectSrfs(written);
+  } catch (err) {
+    em._depth--;
+    throw err;
   }
   const saved = { bare: em._bare, agg: em._aggDepth, saw: em._sawAgg, sources: em._coreSources };
   em._bare = null;
@@ -61,7 +70,8 @@ export function emitSelectCore(em: Emitter, n: Node, outer: Source[]): { sql: st
       const name = alias ?? x.name;
       cols.push(`${x.sql} AS ${em.ident(name)}`);
       exprs.push(x.sql);
-      columns.push({ name, type: x.type === 'unknown' ? 'text' : x.type });
+      // note: an enum value keeps its type through a subquery (ordered by its labels outside too).
+      columns.push(x.enum ? { name, type: x.type, enum: x.enum } : { name, type: x.type === 'unknown' ? 'text' : x.type });
       if (alias) aliases.set(alias, x);
     }
     if (cols.length === 0) throw unsupported('SELECT without columns');
@@ -217,7 +227,7 @@ export function emitLimitValue(em: Emitter, v: Node): string {
 export function emitStar(em: Emitter, e: Node, sources: Source[]): { sql: string; columns: ColumnType[] | null } {
   const t = e.table as unknown;
   const tname = typeof t === 'string' ? t : t ? String((t as Node).value ?? '') : null;
-  const picked = tname ? sources.filter((s) => s.alias === tname.toLowerCase()) : sources;
+  const picked = tname ? sources.filter((s) => s.alias === tname.toLowerCase()) : sources.filter((s) => !s.hidden);
   if (tname && picked.length === 0) throw new EdgeError('invalid_request', `missing FROM-clause entry for table "${tname}"`);
   if (sources.length === 0) throw new EdgeError('invalid_request', 'SELECT * with no tables specified is not valid');
   if (picked.every((s) => s.columns)) {
@@ -240,7 +250,7 @@ export function emitFrom(em: Emitter, items: Node[], outer: Source[]): { sql: st
   items.forEach((it, i) => {
     em._count();
     const { text, source } = emitFromItem(em, it, outer, sources);
-    sources.push(source);
+    sources.push(it.hidden ? { ...source, hidden: true } : source);
     if (i === 0) {
       sql = text;
       return;
@@ -277,6 +287,10 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[], earlier: So
   const asName = typeof it.as === 'string' ? it.as.toLowerCase() : null;
   if (it.expr && (it.expr as Node).ast) {
     if (!asName) throw unsupported('a subquery in FROM without an alias');
+    if (it.lateral) {
+      const lateral = lateralSubquery(em, it, asName, earlier, outer);
+      if (lateral) return lateral;
+    }
     const sub = em.select((it.expr as Node).ast as Node, outer);
     const names = Array.isArray(it.columns) ? (it.columns as string[]) : null;
     if (names) {
@@ -292,9 +306,14 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[], earlier: So
   if (it.fn) {
     const names = Array.isArray(it.columns) ? (it.columns as string[]) : null;
     // note: a function over an earlier item of the same FROM list (implicitly LATERAL in Postgres): SQLite's json_each joins it.
-    if (namesEarlier(it.fn as Node, earlier)) return lateralFunction(em, it.fn as Node, asName, names, [...earlier, ...outer]);
+    if (namesEarlier((it.fn as Node).args, earlier)) {
+      // note: SQLite's generate_series is a recursive CTE: over an earlier item it goes as JSON rows (lateral.ts).
+      if (callName(it.fn as Node).name === 'generate_series') return lateralTableFunction(em, it.fn as Node, asName, names, [...earlier, ...outer]);
+      return lateralFunction(em, it.fn as Node, asName, names, [...earlier, ...outer]);
+    }
     return tableFunction(em, it.fn as Node, asName, names, outer);
   }
+  if (Array.isArray(it.zip)) return zipFunctions(em, it.zip as Node[], asName ?? 'pe_srf', (it.columns as string[] | undefined) ?? [], [...earlier, ...outer]);
   if (it.type === 'expr' || it.expr) throw unsupported('this FROM item');
   if (typeof it.table !== 'string') throw unsupported('this FROM item');
   const plain = it.table.toLowerCase();
@@ -313,26 +332,4 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[], earlier: So
   const alias = asName ?? plain;
   const ref = em.tableRef(phys);
   return { text: `${ref} AS ${quoteIdent(alias)}`, source: { alias, columns: em.columnsOf(phys) } };
-}
-
-/** Whether a FROM function's arguments name a column of an earlier item of its FROM list (which Postgres resolves before outer queries' columns). */
-function namesEarlier(fn: Node, earlier: Source[]): boolean {
-  if (!earlier.length) return false;
-  const seen = new Set<unknown>();
-  const walk = (v: unknown): boolean => {
-    if (!v || typeof v !== 'object' || seen.has(v)) return false;
-    seen.add(v);
-    if (Array.isArray(v)) return v.some(walk);
-    const n = v as Node;
-    if (n.type === 'column_ref' && n.column !== '*') {
-      const t = n.table as unknown;
-      const table = typeof t === 'string' ? t.toLowerCase() : t ? String((t as Node).value ?? '').toLowerCase() : null;
-      const name = columnName(n);
-      if (table !== null) return earlier.some((s) => s.alias === table);
-      return earlier.some((s) => s.columns?.some((c) => c.name === name));
-    }
-    if (n.ast) return false;
-    return Object.values(n).some(walk);
-  };
-  return walk(fn.args);
 }

@@ -48,6 +48,8 @@ export function valueErrorState(message: string): string | null {
   if (/^null character not permitted/.test(message)) return '54000';
   if (/^step size cannot equal zero|^cannot extract elements from|^cannot call jsonb_\w+ on|^cannot deconstruct/.test(message)) return '22023';
   if (/^invalid regular expression/.test(message)) return '2201B';
+  if (/^LIMIT must not be negative/.test(message)) return '2201W';
+  if (/^OFFSET must not be negative/.test(message)) return '2201X';
   if (/^more than one row returned by a subquery|^ON CONFLICT DO UPDATE command cannot affect row a second time/.test(message)) return '21000';
   if (/^there is no unique or exclusion constraint matching the ON CONFLICT/.test(message)) return '42P10';
   if (/^missing FROM-clause entry for table/.test(message)) return '42P01';
