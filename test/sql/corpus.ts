@@ -1,5 +1,6 @@
 import { families } from './corpus-families.js';
 import { more } from './corpus-more.js';
+import { dmlCtes } from './corpus-dml-arrays.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -515,6 +516,7 @@ const raw: Array<string | Entry> = [
   `drop table authors`,
   `drop view book_titles`,
   ...more,
+  ...dmlCtes,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),

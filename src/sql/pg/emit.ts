@@ -52,6 +52,10 @@ export const PRIMARY_KEY_MARK = 'pe_primary_key';
 export const unsupported = (construct: string): EdgeError =>
   new EdgeError('unsupported_sql', `not supported: ${construct}`, { details: { construct } });
 
+/** Postgres' words for a data-modifying WITH item below the statement's own WITH (dml-cte.ts runs those). */
+export const nestedDml = (): EdgeError =>
+  new EdgeError('unsupported_sql', 'WITH clause containing a data-modifying statement must be at the top level', { details: { construct: 'data-modifying WITH below the top level', sqlstate: '0A000' } });
+
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
 /** Zone names that mean UTC (timezone() accepts only these: the session time zone is UTC). */
 export const UTC_ZONES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'zulu', 'z', 'utc0', '+00', '+00:00', 'universal', 'etc/universal']);
@@ -180,6 +184,7 @@ export class Emitter {
       const recursive = (n.with as Node[]).some((w) => w.recursive);
       const parts: string[] = [];
       for (const w of n.with as Node[]) {
+        if (w.dml || w.dmlRaw) throw nestedDml();
         const name = String((w.name as Node | undefined)?.value ?? '').toLowerCase();
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw unsupported('this CTE name');
         const cols = Array.isArray(w.columns) ? (w.columns as Node[]).map((c) => columnName(c)) : null;
