@@ -7,6 +7,7 @@ import { schemaDir } from '../paths.js';
 import { registerFunctions } from '../sql/functions.js';
 import { registerEveryday } from '../sql/functions-everyday.js';
 import { registerFormats } from '../sql/functions-formats.js';
+import { registerArrayFunctions } from '../sql/functions-arrays.js';
 import { registerMore } from '../sql/functions-more.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
@@ -115,6 +116,7 @@ export class ProjectRegistry {
       registerEveryday(db);
       registerFormats(db);
       registerMore(db);
+      registerArrayFunctions(db);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {

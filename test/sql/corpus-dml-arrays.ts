@@ -1,7 +1,8 @@
 import type { Entry } from './harness.js';
 
 /**
- * Differential corpus: data-modifying statements in WITH (docs/sql.md "Data-modifying WITH"),
+ * Differential corpus: arrays of integers, numbers, booleans and uuids (docs/sql.md "Arrays"),
+ * then data-modifying statements in WITH (docs/sql.md "Data-modifying WITH"),
  * with NULLs and negatives. Only statements whose answer does not depend on Postgres' single
  * snapshot (the main query reads the items' rows through their RETURNING, never the tables).
  */
@@ -33,4 +34,47 @@ export const dmlCtes: Array<string | Entry> = [
   o(`select o.name, m.who from dc_members m join dc_orgs o on o.id = m.org_id order by m.who`),
   `drop table dc_members`,
   `drop table dc_orgs`,
+];
+
+export const typedArrays: Array<string | Entry> = [
+  `create table ta (id int primary key, nums int[], bigs bigint[], prices numeric[], flags boolean[], ids uuid[], tags text[])`,
+  `insert into ta values (1, '{1,2,3}', '{9007199254740991}', '{1.5,2}', '{t,f}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}', '{x}')`,
+  `insert into ta values (2, array[4, 5], array[1, 2]::bigint[], array[0.5], array[true], array['A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A12'::uuid], array['y', 'z'])`,
+  `insert into ta values (3, '{}', null, '{NULL, 3}', '{NULL}', '{}', null)`,
+  { sql: `insert into ta (id, nums) values (4, $1)`, params: ['{7,NULL,8}'] },
+  o(`select id, nums, bigs, prices, flags, ids, tags from ta order by id`),
+  o(`select id from ta where 2 = any(nums) order by id`),
+  o(`select id from ta where 5 <> all(nums) order by id`),
+  o(`select id from ta where nums @> '{1,3}' order by id`),
+  o(`select id from ta where nums && array[5, 9] order by id`),
+  o(`select id, nums <@ array[1, 2, 3, 4] as inside from ta order by id`),
+  o(`select id, array_length(nums, 1) as n, cardinality(nums) as c from ta order by id`),
+  o(`select id, array_append(nums, 7) as a, array_prepend(0, nums) as p, array_cat(nums, array[8]) as c from ta order by id`),
+  o(`select id, array_remove(nums, 2) as r, array_position(nums, 3) as p, array_to_string(nums, '-') as s from ta order by id`),
+  o(`select id, nums || 6 as a, 0 || nums as b, nums || array[10, 11] as c from ta order by id`),
+  o(`select id, nums[1] as first, nums[9] as none, flags[1] as f from ta order by id`),
+  o(`select ta.id, n from ta, unnest(nums) as n order by ta.id, n`),
+  o(`select n from unnest(array[3, 1, 2]) as n order by n`),
+  o(`select array_agg(id order by id) as ids from ta`),
+  o(`select array_agg(f order by f) as fs from (values (true), (false)) as v(f)`),
+  `select '{1,2,3}'::int[] as a, '{}'::int[] as e, '{1, NULL}'::integer[] as n, null::int[] as z`,
+  `select '{1.5,-2}'::numeric[] as a, '{t,false,NULL}'::boolean[] as b, '{9223372036854775807}'::bigint[] as c`,
+  `select array[1, 2] as a, array[1, 2.5] as b, array[true, null] as c, array[1, null] as d`,
+  { sql: `select 3 = any('{1,2,3}'::int[]) as found, 4 = any($1::int[]) as p`, params: ['{4,5}'] },
+  `select cardinality(array[1, 2, 3]) as c, array_length(array[]::int[], 1) as e, array_length(array[1], 2) as d`,
+  `select array_to_string(array[true, false], ',') as s, array_to_string(array[1, null, 3], ',', '*') as t`,
+  `update ta set nums = array_append(nums, 99) where id = 1 returning nums`,
+  `update ta set flags = '{true,true}' where id = 3 returning flags`,
+  // negatives: each element checked as Postgres checks it
+  `select '{1,x}'::int[] as bad`,
+  `select '{1,2'::int[] as bad`,
+  `select '{2147483648}'::int[] as bad`,
+  `select '{1.5}'::int[] as bad`,
+  `select '{maybe}'::boolean[] as bad`,
+  `select '{not-a-uuid}'::uuid[] as bad`,
+  `select '{abc}'::numeric[] as bad`,
+  `insert into ta (id, nums) values (9, '{1,a}')`,
+  `insert into ta (id, flags) values (9, '{yes,nope}')`,
+  `select array[]`,
+  `drop table ta`,
 ];

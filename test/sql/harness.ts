@@ -28,6 +28,7 @@ const PG_DATE = 1082;
 const PG_TIMESTAMP = 1114;
 const PG_TIMESTAMPTZ = 1184;
 const PG_NUMERIC = 1700;
+const PG_NUMERIC_ARRAY = 1231;
 
 export async function startPg(): Promise<PGlite> {
   const pg = new PGlite();
@@ -81,6 +82,7 @@ function normPg(v: unknown, type: number): unknown {
     if (type === PG_TIMESTAMP || type === PG_TIMESTAMPTZ) return v.toISOString();
   }
   if (type === PG_NUMERIC && typeof v === 'string') return norm(Number(v));
+  if (type === PG_NUMERIC_ARRAY && Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? norm(Number(x)) : norm(x)));
   return norm(v);
 }
 

@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type Database from 'better-sqlite3';
 import { registerFunctions } from '../functions.js';
+import { registerArrayFunctions } from '../functions-arrays.js';
 import { BIND_CONVERSIONS, Emitter, unsupported, type Node } from './emit.js';
 import { Lru } from './lru.js';
 import { lowerStatement, NEVER_ALLOWED, neverAllowed } from './lower-stmt.js';
@@ -330,6 +331,7 @@ function conversion(fn: string): Conversion {
     const found = new Map<string, Conversion>();
     const collect = { function: (name: string, _opts: unknown, f: Conversion) => found.set(name, (v: unknown) => convertWith(f, v)) };
     registerFunctions(collect as unknown as Database.Database, { at: Number.POSITIVE_INFINITY, n: 0 });
+    registerArrayFunctions(collect as unknown as Database.Database);
     conversions = found;
   }
   const f = conversions.get(fn);

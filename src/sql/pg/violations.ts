@@ -242,7 +242,7 @@ function checkNames(t: ViolationTable): Array<{ text: string; declared: string |
     if (d.name && /^pe_/.test(d.name)) continue;
     if (d.column !== undefined) {
       const c = q(d.column);
-      const internal = text === `${c} IN (0, 1)` ? 'bool' : text === `json_valid(${c})` ? 'json' : text === `json_valid(${c}) AND json_type(${c}) = 'array'` ? 'array' : undefined;
+      const internal = text === `${c} IN (0, 1)` ? 'bool' : text === `json_valid(${c})` ? 'json' : text === `json_valid(${c}) AND json_type(${c}) = 'array'` || text.startsWith(`${c} NOT GLOB '*[^]`) ? 'array' : undefined;
       if (internal) {
         out.push({ text, declared: null, name: text, column: d.column, internal } as const);
         continue;
@@ -422,9 +422,15 @@ export function pgText(v: string | number | null, type: PgType | null): string {
         return s;
       }
     case 'text[]':
+    case 'int4[]':
+    case 'int8[]':
+    case 'float8[]':
+    case 'numeric[]':
+    case 'bool[]':
+    case 'uuid[]':
       try {
         const a = JSON.parse(s) as unknown[];
-        return `{${a.map((x) => (x === null ? 'NULL' : arrayItem(String(x)))).join(',')}}`;
+        return `{${a.map((x) => (x === null ? 'NULL' : x === true ? 't' : x === false ? 'f' : typeof x === 'number' ? String(x) : arrayItem(String(x)))).join(',')}}`;
       } catch {
         return s;
       }

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
+import { registerArrayFunctions } from '../functions-arrays.js';
 import { registerMore } from '../functions-more.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain } from './worker-main.js';
@@ -37,6 +38,7 @@ const register = (db: Database.Database, deadline: { at: number; n: number }): v
   registerEveryday(db);
   registerFormats(db);
   registerMore(db);
+  registerArrayFunctions(db);
 };
 
 workerMain({ parentPort: parentPort!, Database, register, parse, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
