@@ -45,7 +45,7 @@ export function emitArray(em: Emitter, n: Node, scope: Source[]): Expr {
   }
   const parts = xs.map((x) => {
     const e = x.type === 'unknown' || (x.type !== el && el !== 'text') ? emitCastTo(em, x, el) : x;
-    return el === 'bool' ? emitJsonValue(em, e) : e.sql;
+    return el === 'bool' && e.sql !== 'NULL' ? emitJsonValue(em, e) : e.sql;
   });
   return { sql: `json_array(${parts.join(', ')})`, type, name: 'array' };
 }
