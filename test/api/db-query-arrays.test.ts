@@ -59,6 +59,13 @@ describe('int[], numeric[], boolean[], uuid[] and bigint[] columns', () => {
     const gql = await call('POST', '/db/graphql', { query: '{ boxes(order: "id.asc") { id sizes flags } }' });
     expect(gql.body).toEqual({ data: { boxes: [{ id: '1', sizes: [1, 2, null], flags: [true, false] }, { id: '2', sizes: [5, 6], flags: [true] }] } });
     expect((await ok(`select id from boxes where 6 = any(sizes)`)).rows).toEqual([{ id: 2 }]);
+    // a GraphQL insert writes numbers, and a string element is refused there too
+    const gIns = await call('POST', '/db/graphql', { query: 'mutation($o: boxes_insert_input!) { insert_boxes(object: $o) { id sizes } }', variables: { o: { sizes: [7, null] } } });
+    expect(gIns.body).toEqual({ data: { insert_boxes: { id: '3', sizes: [7, null] } } });
+    const gBad = await call('POST', '/db/graphql', { query: 'mutation($o: boxes_insert_input!) { insert_boxes(object: $o) { id } }', variables: { o: { sizes: ['x'] } } });
+    expect(JSON.stringify(gBad.body)).toContain('malformed array literal');
+    expect((await ok(`select sizes from boxes where id = 3`)).rows).toEqual([{ sizes: [7, null] }]);
+    await ok(`delete from boxes where id = 3`);
   });
 
   it('works in ALTER TABLE … ADD COLUMN and shows in information_schema', async () => {

@@ -195,7 +195,7 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
   if (isArrayType(type)) parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
   // note: the elements' type, in native SQLite (any connection writes): the characters their JSON may hold.
-  if (isArrayType(type) && ELEMENT_CHARS[type]) parts.push(`CHECK (${q} NOT GLOB '*[^]${ELEMENT_CHARS[type]}]*')`);
+  if (isArrayType(type) && ELEMENT_CHARS[type]) parts.push(`CONSTRAINT pe_array_${type.slice(0, -2)} CHECK (${q} NOT GLOB '*[^]${ELEMENT_CHARS[type]}]*')`);
   const check = d.check as { definition?: Node[]; name?: string } | undefined;
   if (check?.definition?.length) {
     parts.push(`${check.name ? `CONSTRAINT ${quoteIdent(check.name)} ` : ''}CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);

@@ -160,6 +160,9 @@ export function constraintError(code: string, message: string, facts: ViolationF
       const text = m[1]!.trim();
       const len = /^pe_(varchar|bpchar)_(\d+)$/.exec(text);
       if (len) return { sqlstate: '22001', message: `value too long for type ${len[1] === 'varchar' ? 'character varying' : 'character'}(${len[2]})` };
+      // note: an array column's element check (ddl.ts): an element its type cannot read.
+      const arr = /^pe_array_(\w+)$/.exec(text);
+      if (arr) return { sqlstate: '22P02', message: `malformed array literal: an element is not of type ${ARRAY_WORDS[arr[1]!] ?? arr[1]!}` };
       const row = lastRow(null);
       const t = row ? table(row.table) : null;
       if (!t || !row) return { sqlstate: '23514', message: `new row violates check constraint "${text}"` };
@@ -242,7 +245,7 @@ function checkNames(t: ViolationTable): Array<{ text: string; declared: string |
     if (d.name && /^pe_/.test(d.name)) continue;
     if (d.column !== undefined) {
       const c = q(d.column);
-      const internal = text === `${c} IN (0, 1)` ? 'bool' : text === `json_valid(${c})` ? 'json' : text === `json_valid(${c}) AND json_type(${c}) = 'array'` || text.startsWith(`${c} NOT GLOB '*[^]`) ? 'array' : undefined;
+      const internal = text === `${c} IN (0, 1)` ? 'bool' : text === `json_valid(${c})` ? 'json' : text === `json_valid(${c}) AND json_type(${c}) = 'array'` ? 'array' : undefined;
       if (internal) {
         out.push({ text, declared: null, name: text, column: d.column, internal } as const);
         continue;
@@ -512,3 +515,5 @@ export function raisedError(message: string, cause?: unknown): EdgeError | null 
   const m = /pe_raise: (.*)$/s.exec(message);
   return m ? new EdgeError('invalid_request', m[1]!.slice(0, 300), { details: { sqlstate: 'P0001' }, cause }) : null;
 }
+
+const ARRAY_WORDS: Partial<Record<string, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', numeric: 'numeric', bool: 'boolean', uuid: 'uuid' };
