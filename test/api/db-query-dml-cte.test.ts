@@ -60,6 +60,11 @@ describe('data-modifying WITH', () => {
     // an item without RETURNING still runs
     await ok(`with gone as (delete from items where id = 11) select 1 as one`);
     expect(await rows(`select count(*) as n from items where id = 11`)).toEqual([{ n: 0 }]);
+    // ... and is not a name the main statement can read (nothing runs)
+    const unnamed = await post(`with gone as (delete from items where id = 10) select * from gone`);
+    expect(unnamed.status).toBe(400);
+    expect((await errorOf(unnamed)).message).toBe('no such table: gone');
+    expect(await rows(`select count(*) as n from items where id = 10`)).toEqual([{ n: 1 }]);
   });
 
   it('rolls back the whole statement and script on any error, naming the failing statement', async () => {
