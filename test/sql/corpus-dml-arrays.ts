@@ -19,6 +19,7 @@ export const dmlCtes: Array<string | Entry> = [
   `with u (n) as (update dc_orgs set name = name where false returning id) select count(*) as n from u`,
   `with ins as (insert into dc_members (org_id, who) select id, null from dc_orgs where name = 'd' returning who) select who, who is null as missing from ins`,
   `with gone as (delete from dc_members where who is null) select 1 as one`,
+  o(`with recursive r (n) as (select 1 union all select n + 1 from r where n < 3), ins as (insert into dc_orgs (name) select 'r' || n from r returning name) select name from ins order by name`),
   `with src (n) as (values ('e'), ('f')) insert into dc_orgs (name) select n from src returning name`,
   `with t as (select 'e' as n) delete from dc_orgs where name in (select n from t) returning name`,
   `with t as (select 'f' as n) update dc_orgs set name = 'F' where name in (select n from t) returning name`,

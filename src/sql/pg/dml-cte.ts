@@ -45,7 +45,6 @@ export function withStatement(n: Node, em: Emitter, run: (n: Node, em: Emitter) 
       if (scope.has(name)) throw new EdgeError('invalid_request', `WITH query name "${name}" specified more than once`, { details: { sqlstate: '42712' } });
       const cols = Array.isArray(w.columns) ? (w.columns as Node[]).map((c) => columnName(c)) : null;
       if (w.dml) {
-        if (w.recursive) throw unsupported('a data-modifying item in WITH RECURSIVE');
         const mark = em.refs.length;
         const sub = run(w.dml as Node, em);
         // note: each item needs what its plain statement needs (its target first in its refs).
