@@ -63,7 +63,9 @@ describe('data-modifying WITH', () => {
     // ... and is not a name the main statement can read (nothing runs)
     const unnamed = await post(`with gone as (delete from items where id = 10) select * from gone`);
     expect(unnamed.status).toBe(400);
-    expect((await errorOf(unnamed)).message).toBe('no such table: gone');
+    const e = await errorOf(unnamed);
+    expect(e.message).toBe('WITH query "gone" does not have a RETURNING clause');
+    expect(e.details?.sqlstate).toBe('0A000');
     expect(await rows(`select count(*) as n from items where id = 10`)).toEqual([{ n: 1 }]);
   });
 

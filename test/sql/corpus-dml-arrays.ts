@@ -29,6 +29,7 @@ export const dmlCtes: Array<string | Entry> = [
   `with x as (insert into dc_orgs (name) values (null) returning id) select * from x`,
   `with ok as (insert into dc_orgs (name) values ('g') returning id) insert into dc_members (org_id, who) select id + 1000, 'bad' from ok`,
   `select * from (with x as (delete from dc_members returning id) select id from x) t`,
+  `with x as (delete from dc_members where false) select * from x`,
   `with x as (delete from dc_members returning id), x as (select 1) select 1`,
   `with x (a, b) as (delete from dc_members returning id) select * from x`,
   o(`select name from dc_orgs order by name`),

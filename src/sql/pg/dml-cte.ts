@@ -55,6 +55,7 @@ export function withStatement(n: Node, em: Emitter, run: (n: Node, em: Emitter) 
         if (sub.columns.length === 0) {
           // note: without RETURNING it runs and is not a name (Postgres: referencing it is an error).
           steps.push({ sql: prefix() + sub.steps[0]!.sql });
+          em._noReturning.add(name);
           continue;
         }
         if (cols && cols.length > sub.columns.length) {

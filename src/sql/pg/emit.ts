@@ -94,6 +94,8 @@ export class Emitter {
   /** Inside DDL: only native SQLite (no registered functions, no parameters). */
   native = false;
   readonly _ctes: Array<Map<string, ColumnType[] | null>> = [];
+  /** Data-modifying WITH items without RETURNING (dml-cte.ts): naming one is Postgres' 0A000. */
+  readonly _noReturning = new Set<string>();
   /** Column references outside aggregates in the current select core (null: not collecting). */
   _bare: Array<{ alias: string; name: string; sql: string; within?: string }> | null = null;
   _aggDepth = 0;
