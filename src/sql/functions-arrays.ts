@@ -161,6 +161,14 @@ export function registerArrayFunctions(db: Database.Database): void {
     const i = items(a).indexOf(asElement(x, String(el)));
     return i < 0 ? null : i + 1;
   });
+  // note: Postgres' text output of an array: elements that are empty, NULL-like or hold blanks, braces, commas, quotes or backslashes are quoted.
+  const quoted = (x: string): string => (x === '' || /[\s{},"\\]/.test(x) || x.toUpperCase() === 'NULL' ? `"${x.replace(/["\\]/g, '\\$&')}"` : x);
+  db.function('pe_array_text', det, (a: unknown) => {
+    if (a === null) return null;
+    return `{${items(a)
+      .map((x) => (x === null ? 'NULL' : typeof x === 'string' ? quoted(x) : printed(x)))
+      .join(',')}}`;
+  });
   db.function('pe_jarr_to_string', det, (a: unknown, sep: unknown, nul: unknown) => {
     if (a === null || sep === null) return null;
     return items(a)

@@ -64,6 +64,8 @@ export const typedArrays: Array<string | Entry> = [
   `select array[1, 2] as a, array[1, 2.5] as b, array[true, null] as c, array[1, null] as d`,
   { sql: `select 3 = any('{1,2,3}'::int[]) as found, 4 = any($1::int[]) as p`, params: ['{4,5}'] },
   `select cardinality(array[1, 2, 3]) as c, array_length(array[]::int[], 1) as e, array_length(array[1], 2) as d`,
+  `select '{1,NULL,3}'::int[]::text as a, array['x y', '', 'null', 'q"', 'plain']::text as b, array[true, false]::text as c, array[1.5]::text as d, cast(array[]::int[] as text) as e`,
+  o(`select id, nums::text as t from ta order by id`),
   `select array_to_string(array[true, false], ',') as s, array_to_string(array[1, null, 3], ',', '*') as t`,
   `update ta set nums = array_append(nums, 99) where id = 1 returning nums`,
   `update ta set flags = '{true,true}' where id = 3 returning flags`,

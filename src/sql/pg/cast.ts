@@ -31,6 +31,8 @@ export function emitCastTo(em: Emitter, e: Expr, to: PgType): Expr {
       if (e.type === 'bool') return r(`CASE WHEN ${e.sql} IS NULL THEN NULL WHEN ${e.sql} THEN 'true' ELSE 'false' END`);
       if (e.type === 'timestamptz') return r(em._fn('pe_ts_text', e.sql));
       if (e.type === 'float8' || e.type === 'numeric') return r(em._fn('pe_float_text', e.sql));
+      // note: an array as Postgres prints it ({1,2,NULL}, "quoted" where needed, t/f), not its JSON.
+      if (isArrayType(e.type)) return r(em._fn('pe_array_text', e.sql));
       return r(`CAST(${e.sql} AS TEXT)`);
     case 'bool':
       if (e.type === 'bool') return r(e.sql);
