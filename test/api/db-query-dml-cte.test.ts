@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventSource } from '../helpers/realtime.js';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
 
 // Data-modifying statements in WITH through POST /db/query (docs/sql.md "Data-modifying WITH").
@@ -109,9 +110,21 @@ describe('data-modifying WITH', () => {
     expect(e.details?.sqlstate).toBe('0A000');
   });
 
-  it('emits change events for the rows the items write', async () => {
+  it('emits change events for the rows the items write (realtime and the change log)', async () => {
     await ok(`create table notes (id integer primary key, body text)`);
-    await ok(`with a as (insert into notes (id, body) values (1, 'one'), (2, 'two') returning id), b as (delete from notes where id = 1 returning id) select (select count(*) from a) as n`);
+    const es = openEventSource(`${s.url}/realtime/stream?table=notes&apikey=${s.keys.service}`);
+    try {
+      await es.next((m) => m.event === 'ready');
+      await ok(`with a as (insert into notes (id, body) values (1, 'one'), (2, 'two') returning id), b as (delete from notes where id = 1 returning id) select (select count(*) from a) as n`);
+      const seen = [await es.next((m) => m.event === 'change'), await es.next((m) => m.event === 'change'), await es.next((m) => m.event === 'change')];
+      expect(seen.map((e) => e.data)).toMatchObject([
+        { op: 'insert', table: 'notes', data: { body: 'one' } },
+        { op: 'insert', table: 'notes', data: { body: 'two' } },
+        { op: 'delete', table: 'notes' },
+      ]);
+    } finally {
+      es.close();
+    }
     const log = await s.readBackup((db) => db.prepare(`SELECT op, row_id FROM "_svc_meta.change_log" WHERE tbl = 'notes' ORDER BY seq`).all());
     expect(log).toEqual([
       { op: 'insert', row_id: '1' },
