@@ -8,6 +8,7 @@ import { type CallerSlot, type CallerValues, registerCaller, withCaller } from '
 import { registerFunctions } from '../sql/functions.js';
 import { registerEveryday } from '../sql/functions-everyday.js';
 import { registerFormats } from '../sql/functions-formats.js';
+import { registerArrayFunctions } from '../sql/functions-arrays.js';
 import { registerMore } from '../sql/functions-more.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
@@ -125,6 +126,7 @@ export class ProjectRegistry {
       registerFormats(db);
       registerMore(db);
       registerCaller(db, caller);
+      registerArrayFunctions(db);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { families } from './corpus-families.js';
 import { lateralFamily } from './corpus-lateral.js';
 import { more } from './corpus-more.js';
+import { dmlCtes, typedArrays } from './corpus-dml-arrays.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -499,7 +500,6 @@ const raw: Array<string | Entry> = [
   `select array['a', 'b'] as a, array['x', null] as b`,
   o(`select title, array[title, 'x'] as pair from books order by id`),
   `select 'a' = any(array['a', 'b']) as found`,
-  u(`select array[1, 2]`),
   ...families,
   // ---- views (docs/sql.md "Views")
   `create view v as select 1`,
@@ -517,6 +517,8 @@ const raw: Array<string | Entry> = [
   `drop view book_titles`,
   ...more,
   ...lateralFamily,
+  ...dmlCtes,
+  ...typedArrays,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),

@@ -31,6 +31,7 @@ const PG_DATE = 1082;
 const PG_TIMESTAMP = 1114;
 const PG_TIMESTAMPTZ = 1184;
 const PG_NUMERIC = 1700;
+const PG_NUMERIC_ARRAY = 1231;
 
 // note: a new PGlite makes its data folder as initdb would: about 3–6 s of CPU on this machine,
 // against about 1.7 s to load a saved one. The first file to start saves the fresh folder to the
@@ -106,6 +107,7 @@ function normPg(v: unknown, type: number): unknown {
     if (type === PG_TIMESTAMP || type === PG_TIMESTAMPTZ) return v.toISOString();
   }
   if (type === PG_NUMERIC && typeof v === 'string') return norm(Number(v));
+  if (type === PG_NUMERIC_ARRAY && Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? norm(Number(x)) : norm(x)));
   return norm(v);
 }
 

@@ -67,6 +67,21 @@ describe('emitted SQLite per construct family', () => {
   ];
   for (const [pg, sqlite] of cases) it(pg, () => expect(sqlOf(pg)).toBe(sqlite));
 
+  it('runs a data-modifying WITH item first into a TEMP table, then the main statement over it, then drops it', () => {
+    expect(sqlOf('with d as (delete from t where value > 1 returning id) select count(*) from d')).toBe(
+      'DELETE FROM <t> AS "t" WHERE (("value" > 1)) AND <tick> RETURNING "id" AS "id"; ' +
+        'WITH "d" AS (SELECT "c1" AS "id" FROM temp."pe_cte_d") SELECT count(*) AS "count" FROM "d" WHERE <tick>; ' +
+        'DROP TABLE temp."pe_cte_d"',
+    );
+    const into = translateUncached('with d as (delete from t returning id) select id from d', schema).statements[0]!.steps.map((x) => x.into ?? null);
+    expect(into).toEqual(['pe_cte_d', null, null]);
+  });
+
+  it('types arrays of integers from literals and ARRAY[…]', () => {
+    expect(sqlOf(`select '{1,2}'::int[] as a, array[1, 2] as b`)).toBe(`SELECT pe_int4_array('{1,2}') AS "a", json_array(1, 2) AS "b"`);
+    expect(sqlOf(`select array[true, null] as f`)).toBe(`SELECT json_array(CASE WHEN 1 IS NULL THEN NULL WHEN 1 THEN json('true') ELSE json('false') END, NULL) AS "f"`);
+  });
+
   it('generate_series in FROM is a recursive CTE checked by the time limit', () => {
     expect(sqlOf('select g from generate_series(1, 3) g')).toBe(
       'SELECT "g" AS "g" FROM (SELECT "v0" AS "g" FROM (WITH RECURSIVE "pe_series"("v") AS (SELECT 1 WHERE ((1 > 0 AND 1 <= 3) OR (1 < 0 AND 1 >= 3)) ' +

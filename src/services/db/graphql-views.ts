@@ -37,6 +37,17 @@ function scalar(t: PgType | null): GraphQLOutputType {
       return GraphQLString;
     case 'text[]':
       return new GraphQLList(GraphQLString);
+    case 'int4[]':
+      return new GraphQLList(GraphQLInt);
+    case 'int8[]':
+      return new GraphQLList(BigIntScalar);
+    case 'float8[]':
+    case 'numeric[]':
+      return new GraphQLList(GraphQLFloat);
+    case 'bool[]':
+      return new GraphQLList(GraphQLBoolean);
+    case 'uuid[]':
+      return new GraphQLList(UUIDScalar);
     default:
       return JSONScalar;
   }

@@ -183,7 +183,7 @@ export class QueryService {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
         const b = source ? bind(step.sql, params, source, step.fixed, true, callerAuth) : bindPlain(step, params, true, callerAuth);
-        return step.rowids ? { sql: b.sql, params: b.params, result: step.result === true, rowids: step.rowids } : { sql: b.sql, params: b.params, result: step.result === true };
+        return { sql: b.sql, params: b.params, result: step.into ? false : step.result === true, ...(step.rowids ? { rowids: step.rowids } : {}), ...(step.into ? { into: step.into } : {}) };
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
@@ -206,7 +206,7 @@ export class QueryService {
           // note: e.g. the project was deleted meanwhile; the request's own error is the answer.
         }
       }
-      throw mapError(err, columns);
+      throw inStatement(mapError(err, columns), err, t);
     }
     // note: DDL ran on a worker connection; the rows API's catalog must not trust its cache.
     if (schemaChange) catalogStore.invalidate(lease);
@@ -443,6 +443,15 @@ function spend(at: Admission, r: WorkerResult): void {
 }
 
 /** Worker errors → EdgeError: constraint and busy codes as everywhere, other SQL errors 400 naming SQLite's reason. */
+/** An error while a script ran names the failing statement, as one the translator refuses does (docs/sql.md "Syntax errors"). */
+function inStatement(mapped: unknown, raw: unknown, t: Translation): unknown {
+  const at = (raw as { statement?: unknown } | null)?.statement;
+  if (!(mapped instanceof EdgeError) || typeof at !== 'number' || !t.texts?.[at]) return mapped;
+  const details = (mapped.details as Record<string, unknown> | undefined) ?? {};
+  if (details.statement !== undefined) return mapped;
+  return new EdgeError(mapped.code, mapped.message, { ...(mapped.headers ? { headers: mapped.headers } : {}), details: { ...details, statement: at, statement_text: t.texts[at] } });
+}
+
 function mapError(err: unknown, columns?: SchemaLookup): unknown {
   if (err instanceof EdgeError) return err;
   // note: constraint violations and bad values as Postgres words them (src/sql/pg/violations.ts).

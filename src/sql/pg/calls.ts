@@ -2,7 +2,8 @@ import { emitSqlFunction } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { quoteLiteral } from '../quote.js';
 import { CALLER_SQL } from '../caller.js';
-import type { PgType } from './types.js';
+import { arrayOf, isArrayType, type PgType } from './types.js';
+import { emitArrayFunction } from './arrays.js';
 import { FUNCTIONS } from './catalog/core.js';
 import { EVERYDAY, OPERATORS, operatorFor } from './catalog/everyday.js';
 import type { CatalogFunction } from './catalog/types.js';
@@ -30,7 +31,7 @@ export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
     return emitWindowFunc(em, { ...n, name }, scope);
   }
   if (n.over) return emitWindowed(em, name, emitFunctionCore(em, name, n, scope), n, scope);
-  return emitFunctionCore(em, name, n, scope);
+  return emitArrayFunction(em, name, n, scope) ?? emitFunctionCore(em, name, n, scope);
 }
 
 /**
@@ -210,6 +211,7 @@ const KNOWN = new Set(
 /** A type's name as Postgres writes it in "function f(type) does not exist". */
 function pgTypeName(t: PgType | null): string {
   const names: Partial<Record<string, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', bool: 'boolean', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone', 'text[]': 'text[]' };
+  if (isArrayType(t) && t !== 'text[]') return `${pgTypeName(t.slice(0, -2) as PgType)}[]`;
   return t === null || t === 'unknown' ? 'unknown' : (names[t] ?? t);
 }
 
@@ -250,7 +252,7 @@ export function emitCatalogOperator(em: Emitter, op: string, left: Node, right: 
 /** A value as a JSON argument of json_object/json_array: booleans and JSON stay typed. */
 export function emitJsonValue(em: Emitter, e: Expr): string {
   if (e.type === 'bool') return `CASE WHEN ${e.sql} IS NULL THEN NULL WHEN ${e.sql} THEN json('true') ELSE json('false') END`;
-  if (e.type === 'jsonb' || e.type === 'json' || e.type === 'text[]') return `json(${e.sql})`;
+  if (e.type === 'jsonb' || e.type === 'json' || isArrayType(e.type)) return `json(${e.sql})`;
   if (e.type === 'timestamptz') return em._fn('pe_ts_json', e.sql);
   return e.sql;
 }
@@ -331,10 +333,10 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         if (x.type === null && args.expr.type === 'column_ref' && !em._resolve(null, columnName(args.expr), scope)) throw unsupported(`${name} of a whole row`);
         out = {
           sql: `CASE WHEN count(*)${f} = 0 THEN NULL ELSE json_group_array(${distinct}${emitJsonValue(em, x)}${order})${f} END`,
-          type: name === 'array_agg' ? (x.type === 'text' || x.type === 'unknown' ? 'text[]' : 'jsonb') : name === 'json_agg' ? 'json' : 'jsonb',
+          type: name === 'array_agg' ? (x.type === 'text' || x.type === 'unknown' ? 'text[]' : (arrayOf(x.type) ?? 'jsonb')) : name === 'json_agg' ? 'json' : 'jsonb',
           name,
         };
-        if (name === 'array_agg' && out.type !== 'text[]') throw unsupported('array_agg of non-text values');
+        if (name === 'array_agg' && !isArrayType(out.type)) throw unsupported(`array_agg of ${String(x.type)} values`);
         break;
       default:
         throw unsupported(`aggregate ${name}()`);

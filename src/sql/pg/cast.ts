@@ -1,6 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteLiteral } from '../quote.js';
-import { type PgType, pgTypeOf, typeNameOf } from './types.js';
+import { type ArrayType, elementOf, isArrayType, type PgType, pgTypeOf, typeNameOf } from './types.js';
+import { toArray, type ArrayElement } from '../functions-arrays.js';
 import { enumCast } from './types-ddl.js';
 import { type Emitter, type Expr, type Node, type Source, literalText, typeLabel, unsupported } from './emit.js';
 
@@ -30,6 +31,8 @@ export function emitCastTo(em: Emitter, e: Expr, to: PgType): Expr {
       if (e.type === 'bool') return r(`CASE WHEN ${e.sql} IS NULL THEN NULL WHEN ${e.sql} THEN 'true' ELSE 'false' END`);
       if (e.type === 'timestamptz') return r(em._fn('pe_ts_text', e.sql));
       if (e.type === 'float8' || e.type === 'numeric') return r(em._fn('pe_float_text', e.sql));
+      // note: an array as Postgres prints it ({1,2,NULL}, "quoted" where needed, t/f), not its JSON.
+      if (isArrayType(e.type)) return r(em._fn('pe_array_text', e.sql));
       return r(`CAST(${e.sql} AS TEXT)`);
     case 'bool':
       if (e.type === 'bool') return r(e.sql);
@@ -67,6 +70,13 @@ export function emitCastTo(em: Emitter, e: Expr, to: PgType): Expr {
         throw unsupported('non-empty array literals in DDL');
       }
       return r(em._fn('pe_text_array', e.sql));
+    case 'int4[]':
+    case 'int8[]':
+    case 'float8[]':
+    case 'numeric[]':
+    case 'bool[]':
+    case 'uuid[]':
+      return r(castToArray(em, e, to));
     case 'interval':
       if (e.type === 'unknown' && literalText(e.sql) !== null) return { sql: e.sql, type: 'interval', name: 'interval' };
       throw unsupported('interval values other than literals');
@@ -94,7 +104,7 @@ export function emitCast(em: Emitter, n: Node, scope: Source[]): Expr {
   const inner = n.expr as Node;
   const items = inner?.type === 'array' ? ((inner.expr_list as Node | undefined)?.value as Node[] | undefined) : undefined;
   // note: `array[]::text[]`: an empty array takes its type from the cast.
-  if (inner?.type === 'array' && !items?.length && to === 'text[]') return { sql: `'[]'`, type: 'text[]', name: 'array' };
+  if (inner?.type === 'array' && !items?.length && isArrayType(to)) return { sql: `'[]'`, type: to, name: 'array' };
   const e = em.expr(inner, scope);
   // note: an explicit cast to bigint names bigint in its errors (a comparison's coercion says integer).
   if (to === 'int8' && e.type !== 'int4' && e.type !== 'int8' && e.type !== 'bool' && e.sql !== 'NULL') {
@@ -130,4 +140,27 @@ export function emitInterval(em: Emitter, n: Node): Expr {
   if (e?.type !== 'single_quote_string') throw unsupported('interval values other than literals');
   const unit = typeof n.unit === 'string' && n.unit ? ` ${n.unit}` : '';
   return { sql: quoteLiteral(String(e.value).replaceAll("''", "'") + unit), type: 'interval', name: 'interval' };
+}
+
+/** The SQL of `e` as an array of numbers, booleans or uuids (docs/sql.md "Arrays"): elements checked as Postgres checks them. */
+function castToArray(em: Emitter, e: Expr, to: ArrayType): string {
+  const el = elementOf(to) as ArrayElement;
+  if (e.type === to) return e.sql;
+  // note: JSON numbers are already numbers of the wider types.
+  if (e.type === 'int4[]' && (to === 'int8[]' || to === 'numeric[]' || to === 'float8[]')) return e.sql;
+  if ((e.type === 'numeric[]' || e.type === 'float8[]') && (to === 'numeric[]' || to === 'float8[]')) return e.sql;
+  if (e.type !== 'unknown' && e.type !== 'text' && !isArrayType(e.type)) {
+    throw new EdgeError('invalid_request', `cannot cast type ${String(e.type)} to ${to}`, { details: { sqlstate: '42846' } });
+  }
+  if (em.native) {
+    // note: in DDL (a default) the literal is converted now: the table stays writable from any connection.
+    const lit = literalText(e.sql);
+    if (lit === null) throw unsupported('non-literal arrays in DDL');
+    try {
+      return quoteLiteral(toArray(lit, el)!);
+    } catch (err) {
+      throw new EdgeError('invalid_request', String((err as Error).message).replace(/^pe_invalid_input: /, ''), { details: { sqlstate: '22P02' } });
+    }
+  }
+  return em._fn(`pe_${el}_array`, e.sql);
 }

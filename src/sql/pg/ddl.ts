@@ -3,13 +3,23 @@ import { DROP_GRANTS, RENAME_GRANTS } from '../grants.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { Emitter, type Node, PRIMARY_KEY_MARK, columnName, unsupported } from './emit.js';
 import { isReservedName, reservedRefusal } from './reserved.js';
-import { DECLTYPE, type PgType, pgTypeOf, toCatalogType, typeNameOf } from './types.js';
+import { DECLTYPE, isArrayType, type PgType, pgTypeOf, toCatalogType, typeNameOf } from './types.js';
 import { type CatalogDef, NOW, type Statement, type Step } from './statements.js';
 import { commentSteps, dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers, renameEnumTriggers } from './types-ddl.js';
 import { indexMethod } from './index-methods.js';
 import { callerDefaultText } from '../caller.js';
 import { adoptProfiles } from './profiles-adopt.js';
 import { refuseAlterUnderView, tableDependents, viewNamed } from './views.js';
+
+/** Per array type, the characters (a GLOB class) its canonical JSON may hold: a CHECK of the elements' type (docs/sql.md "Arrays"). */
+const ELEMENT_CHARS: Partial<Record<string, string>> = {
+  'int4[]': '0-9,[nul-',
+  'int8[]': '0-9,[nul-',
+  'float8[]': '0-9,[nul.eE+-',
+  'numeric[]': '0-9,[nul.eE+-',
+  'bool[]': ',[nultrefas',
+  'uuid[]': '0-9a-f,["nul-',
+};
 
 /** DDL: CREATE TABLE / INDEX / EXTENSION, ALTER TABLE, DROP (one room of the emitter; statements.ts dispatches). */
 
@@ -194,7 +204,9 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   }
   if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
   if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
-  if (type === 'text[]') parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
+  if (isArrayType(type)) parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
+  // note: the elements' type, in native SQLite (any connection writes): the characters their JSON may hold.
+  if (isArrayType(type) && ELEMENT_CHARS[type]) parts.push(`CONSTRAINT pe_array_${type.slice(0, -2)} CHECK (${q} NOT GLOB '*[^]${ELEMENT_CHARS[type]}]*')`);
   const check = d.check as { definition?: Node[]; name?: string } | undefined;
   if (check?.definition?.length) {
     parts.push(`${check.name ? `CONSTRAINT ${quoteIdent(check.name)} ` : ''}CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);

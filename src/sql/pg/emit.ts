@@ -2,7 +2,8 @@ import type { FunctionLookup } from './sql-functions.js';
 import { EdgeError } from '../../core/errors.js';
 import { physicalName, quoteIdent } from '../../project/schemas.js';
 import { quoteLiteral } from '../quote.js';
-import type { ColumnType, PgType, SchemaLookup } from './types.js';
+import { emitArray } from './arrays.js';
+import { elementOf, isArrayType, type ColumnType, type PgType, type SchemaLookup } from './types.js';
 import { AUTH_USERS, AUTH_USERS_COLUMNS, AUTH_USERS_SQL, authUsersReadOnly, isReservedName, readOnlyView, reservedRefusal } from './reserved.js';
 import { introspectionColumns, introspectionSql, introspectionView, isIntrospectionView, type Introspect, type IntrospectTable } from './introspect.js';
 import { emitAggregate, emitCase, emitExtract, emitFunction, emitFunctionCore, emitWindowFunc } from './calls.js';
@@ -26,7 +27,7 @@ import type { ViewCatalog } from './views.js';
  */
 
 /** Conversions of one value that may run when a parameter is bound instead of inside SQLite. */
-export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_int4', 'pe_int8', 'pe_float', 'pe_text_array']);
+export const BIND_CONVERSIONS: ReadonlySet<string> = new Set(['pe_uuid', 'pe_ts', 'pe_date', 'pe_jsonb', 'pe_bool', 'pe_int', 'pe_int4', 'pe_int8', 'pe_float', 'pe_text_array', 'pe_int4_array', 'pe_int8_array', 'pe_float8_array', 'pe_numeric_array', 'pe_bool_array', 'pe_uuid_array']);
 export type Node = { type?: string; [k: string]: unknown };
 
 export interface Expr {
@@ -54,6 +55,10 @@ export const PRIMARY_KEY_MARK = 'pe_primary_key';
 
 export const unsupported = (construct: string): EdgeError =>
   new EdgeError('unsupported_sql', `not supported: ${construct}`, { details: { construct } });
+
+/** Postgres' words for a data-modifying WITH item below the statement's own WITH (dml-cte.ts runs those). */
+export const nestedDml = (): EdgeError =>
+  new EdgeError('unsupported_sql', 'WITH clause containing a data-modifying statement must be at the top level', { details: { construct: 'data-modifying WITH below the top level', sqlstate: '0A000' } });
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
 /** Zone names that mean UTC (timezone() accepts only these: the session time zone is UTC). */
@@ -96,6 +101,8 @@ export class Emitter {
   /** Inside a column's DEFAULT: `auth.uid()`, `auth.role()`, `auth.jwt()` read the writing caller (src/sql/caller.ts). */
   callerDefault = false;
   readonly _ctes: Array<Map<string, ColumnType[] | null>> = [];
+  /** Data-modifying WITH items without RETURNING (dml-cte.ts): naming one is Postgres' 0A000. */
+  readonly _noReturning = new Set<string>();
   /** Column references outside aggregates in the current select core (null: not collecting). */
   _bare: Array<{ alias: string; name: string; sql: string; within?: string }> | null = null;
   _aggDepth = 0;
@@ -189,6 +196,7 @@ export class Emitter {
       const recursive = (n.with as Node[]).some((w) => w.recursive);
       const parts: string[] = [];
       for (const w of n.with as Node[]) {
+        if (w.dml || w.dmlRaw) throw nestedDml();
         const name = String((w.name as Node | undefined)?.value ?? '').toLowerCase();
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw unsupported('this CTE name');
         const cols = Array.isArray(w.columns) ? (w.columns as Node[]).map((c) => columnName(c)) : null;
@@ -330,15 +338,8 @@ export class Emitter {
       case 'default':
         if (typeof n.value === 'string' && /^E'/i.test(n.value)) throw unsupported("E'' escape strings");
         throw unsupported(`this expression (${String(n.value)})`);
-      case 'array': {
-        // note: arrays here are text[] (JSON arrays of strings); ARRAY[…] of other element types is refused by name.
-        const items = ((n.expr_list as Node | undefined)?.value as Node[] | undefined) ?? [];
-        if (!items.length) throw new EdgeError('invalid_request', 'cannot determine type of empty array');
-        const xs = items.map((x) => this.expr(x, scope));
-        const other = xs.find((x) => x.type !== null && x.type !== 'unknown' && x.type !== 'text' && x.type !== 'uuid');
-        if (other) throw unsupported(`ARRAY[…] of ${String(other.type)} (arrays here are text[])`);
-        return { sql: `json_array(${xs.map((x) => (x.type === 'unknown' ? emitCastTo(this, x, 'text').sql : x.sql)).join(', ')})`, type: 'text[]', name: 'array' };
-      }
+      case 'array':
+        return emitArray(this, n, scope);
     }
     throw unsupported(`expression type ${String(n.type)}`);
   }
@@ -375,14 +376,14 @@ export class Emitter {
     return null;
   }
 
-  /** `arr[i]` of a `text[]` (1-based; NULL out of range, as in Postgres). Slices and other subscripts are refused. */
+  /** `arr[i]` of an array (1-based; NULL out of range, as in Postgres). Slices and other subscripts are refused. */
   _subscript(n: Node, scope: Source[]): Expr {
     const idx = n.array_index as Array<{ brackets?: boolean; index?: Node }>;
     if (idx.length !== 1 || !idx[0]!.brackets || !idx[0]!.index) throw unsupported('this subscript');
     const base = this.expr({ ...n, array_index: null }, scope);
-    if (base.type !== 'text[]') throw unsupported(`subscripts of a ${String(base.type)} value (arrays here are text[])`);
+    if (!isArrayType(base.type)) throw unsupported(`subscripts of a ${String(base.type)} value`);
     const i = this.coerce(this.expr(idx[0]!.index, scope), 'int8');
-    return { sql: `(CASE WHEN ${i.sql} >= 1 THEN json_extract(${base.sql}, '$[' || (${i.sql} - 1) || ']') END)`, type: 'text', name: base.name };
+    return { sql: `(CASE WHEN ${i.sql} >= 1 THEN json_extract(${base.sql}, '$[' || (${i.sql} - 1) || ']') END)`, type: elementOf(base.type), name: base.name };
   }
 
   _column(n: Node, scope: Source[]): Expr {
@@ -538,4 +539,4 @@ export function literalText(sql: string): string | null {
 }
 
 export const typeLabel = (t: PgType): string =>
-  ({ int4: 'int4', int8: 'int8', float8: 'float8', numeric: 'numeric', text: 'text', bool: 'bool', timestamptz: 'timestamptz', timestamp: 'timestamp', date: 'date', jsonb: 'jsonb', json: 'json', uuid: 'uuid', bytea: 'bytea', 'text[]': 'text', interval: 'interval', unknown: '?column?' })[t];
+  isArrayType(t) ? typeLabel(elementOf(t)) : ({ int4: 'int4', int8: 'int8', float8: 'float8', numeric: 'numeric', text: 'text', bool: 'bool', timestamptz: 'timestamptz', timestamp: 'timestamp', date: 'date', jsonb: 'jsonb', json: 'json', uuid: 'uuid', bytea: 'bytea', interval: 'interval', unknown: '?column?' } as Record<string, string>)[t]!;

@@ -1,7 +1,7 @@
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, unsupported, type Emitter, type Expr, type Node, type Source } from './emit.js';
-import type { ColumnType, PgType } from './types.js';
+import { elementOf, isArrayType, type ColumnType, type PgType } from './types.js';
 
 /**
  * Set-returning functions as FROM items: `generate_series` (integers), `unnest` (text[]),
@@ -26,8 +26,8 @@ export function tableFunction(em: Emitter, fn: Node, alias: string | null, names
     case 'unnest': {
       if (args.length !== 1) throw unsupported('unnest of several arrays');
       const a = em.coerce(args[0]!, 'text[]');
-      if (a.type !== 'text[]') throw unsupported(`unnest of a ${String(a.type)} value (arrays here are text[])`);
-      body = { sql: `SELECT "value" AS "v0" FROM json_each(${a.sql})`, columns: [{ name: alias ?? 'unnest', type: 'text' }] };
+      if (!isArrayType(a.type)) throw unsupported(`unnest of a ${String(a.type)} value`);
+      body = { sql: `SELECT "value" AS "v0" FROM json_each(${a.sql})`, columns: [{ name: alias ?? 'unnest', type: elementOf(a.type) }] };
       break;
     }
     case 'jsonb_array_elements':
@@ -93,9 +93,9 @@ export function lateralFunction(em: Emitter, fn: Node, alias: string | null, nam
     case 'unnest': {
       if (args.length !== 1) throw unsupported('unnest of several arrays');
       const a = em.coerce(args[0]!, 'text[]');
-      if (a.type !== 'text[]') throw unsupported(`unnest of a ${String(a.type)} value (arrays here are text[])`);
+      if (!isArrayType(a.type)) throw unsupported(`unnest of a ${String(a.type)} value`);
       arg = a.sql;
-      cols = [{ name: alias ?? 'unnest', type: 'text', sql: `${q}."value"` }];
+      cols = [{ name: alias ?? 'unnest', type: elementOf(a.type), sql: `${q}."value"` }];
       break;
     }
     case 'jsonb_array_elements':

@@ -12,7 +12,7 @@ import { columnName, type Emitter, type Node, unsupported } from './emit.js';
  */
 
 const GIN_OPCLASSES = new Set(['jsonb_ops', 'jsonb_path_ops', 'array_ops']);
-const CONTAINERS = new Set(['jsonb', 'json', 'text[]']);
+const CONTAINERS = new Set(['jsonb', 'json', 'text[]', 'int4[]', 'int8[]', 'float8[]', 'numeric[]', 'bool[]', 'uuid[]']);
 
 export function indexMethod(using: string, n: Node, em: Emitter, table: string): { skip: boolean; notice: string | null } {
   const cols = (n.index_columns as Node[] | undefined) ?? [];

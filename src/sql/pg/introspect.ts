@@ -48,6 +48,12 @@ const TYPE_NAMES: Record<Exclude<PgType, 'unknown'>, [string, string]> = {
   uuid: ['uuid', 'uuid'],
   bytea: ['bytea', 'bytea'],
   'text[]': ['ARRAY', '_text'],
+  'int4[]': ['ARRAY', '_int4'],
+  'int8[]': ['ARRAY', '_int8'],
+  'float8[]': ['ARRAY', '_float8'],
+  'numeric[]': ['ARRAY', '_numeric'],
+  'bool[]': ['ARRAY', '_bool'],
+  'uuid[]': ['ARRAY', '_uuid'],
   interval: ['interval', 'interval'],
 };
 

@@ -1,6 +1,6 @@
 import { EdgeError } from '../../core/errors.js';
 import { PRIMARY_KEY_MARK, unsupported, type Node } from './emit.js';
-import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode } from './lower.js';
+import { fromList, kind, lowerExpr, lowerSelect, only, rangeVar, str, typeNode, withList } from './lower.js';
 import { type ParsedStatement } from './parse.js';
 import { lowerDefaultPrivileges, lowerGrant } from './grant.js';
 import { lowerTypeStmt } from './types-ddl-lower.js';
@@ -31,13 +31,13 @@ export function lowerStatement(s: ParsedStatement): Node {
   const [k, f] = kind(s.node);
   switch (k) {
     case 'SelectStmt':
-      return lowerSelect(s.node);
+      return topWith(lowerSelect(s.node));
     case 'InsertStmt':
-      return insert(f);
+      return topWith(insert(f));
     case 'UpdateStmt':
-      return update(f);
+      return topWith(update(f));
     case 'DeleteStmt':
-      return del(f);
+      return topWith(del(f));
     case 'CreateStmt':
       return createTable(f);
     case 'IndexStmt':
@@ -76,6 +76,18 @@ export function lowerStatement(s: ParsedStatement): Node {
   }
   if (REFUSED[k]) throw neverAllowed(/^\s*analy[sz]e/i.test(s.text) ? 'ANALYZE' : REFUSED[k]);
   throw unsupported(`${statementName(k)} statements`);
+}
+
+/** The data-modifying items of a statement's own WITH (Postgres allows them only there: dml-cte.ts). */
+function topWith(n: Node): Node {
+  for (const w of Array.isArray(n.with) ? (n.with as Node[]) : []) {
+    if (!w.dmlRaw) continue;
+    const [k, f] = kind(w.dmlRaw);
+    if (f.withClause) throw unsupported('WITH inside a data-modifying WITH item');
+    w.dml = k === 'InsertStmt' ? insert(f) : k === 'UpdateStmt' ? update(f) : del(f);
+    delete w.dmlRaw;
+  }
+  return n;
 }
 
 const NAMES: Record<string, string> = {
@@ -121,9 +133,10 @@ function setItem(t: unknown): Node {
 }
 
 function insert(f: Record<string, unknown>): Node {
-  only('INSERT', f, 'relation,cols,selectStmt,onConflictClause,returningClause,override');
+  only('INSERT', f, 'relation,cols,selectStmt,onConflictClause,returningClause,override,withClause');
   if (f.override && f.override !== 'OVERRIDING_NOT_SET') throw unsupported('OVERRIDING … VALUE');
   const out: Node = { type: 'insert', table: [rangeVar(f.relation as Record<string, unknown>)] };
+  if (f.withClause) out.with = withList(f.withClause);
   out.columns = list(f.cols).map((c) => {
     const [, cf] = kind(c);
     if (list(cf.indirection).length) throw unsupported('INSERT into subscripts or fields');
@@ -166,8 +179,9 @@ function insert(f: Record<string, unknown>): Node {
 }
 
 function update(f: Record<string, unknown>): Node {
-  only('UPDATE', f, 'relation,targetList,whereClause,fromClause,returningClause');
+  only('UPDATE', f, 'relation,targetList,whereClause,fromClause,returningClause,withClause');
   const out: Node = { type: 'update', table: [rangeVar(f.relation as Record<string, unknown>)], set: list(f.targetList).map(setItem) };
+  if (f.withClause) out.with = withList(f.withClause);
   if (list(f.fromClause).length) out.from = fromList(list(f.fromClause));
   if (f.whereClause) out.where = lowerExpr(f.whereClause);
   const ret = returning(f);
@@ -176,9 +190,10 @@ function update(f: Record<string, unknown>): Node {
 }
 
 function del(f: Record<string, unknown>): Node {
-  only('DELETE', f, 'relation,whereClause,returningClause,usingClause');
+  only('DELETE', f, 'relation,whereClause,returningClause,usingClause,withClause');
   if (list(f.usingClause).length) throw unsupported('DELETE … USING');
   const out: Node = { type: 'delete', from: [rangeVar(f.relation as Record<string, unknown>)] };
+  if (f.withClause) out.with = withList(f.withClause);
   if (f.whereClause) out.where = lowerExpr(f.whereClause);
   const ret = returning(f);
   if (ret) out.returning = ret;

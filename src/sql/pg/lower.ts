@@ -183,7 +183,7 @@ export function sortItem(s: unknown): Node {
   return { expr: lowerExpr(f.node), type: f.sortby_dir === 'SORTBY_DESC' ? 'DESC' : 'ASC', nulls };
 }
 
-function withList(w: unknown): Node[] {
+export function withList(w: unknown): Node[] {
   const f = w as Record<string, unknown>;
   const recursive = Boolean(f.recursive);
   return list(f.ctes).map((c) => {
@@ -191,13 +191,12 @@ function withList(w: unknown): Node[] {
     if (k !== 'CommonTableExpr') throw unsupported(k);
     only('a WITH item', cf, 'ctename,aliascolnames,ctequery,ctematerialized,cterecursive,cterefcount');
     const [qk] = kind(cf.ctequery);
-    if (qk !== 'SelectStmt') throw unsupported(`data-changing statements in WITH (${qk.replace(/Stmt$/, '').toUpperCase()})`);
-    return {
-      name: { value: String(cf.ctename) },
-      columns: list(cf.aliascolnames).length ? list(cf.aliascolnames).map((a) => ({ type: 'column_ref', column: str(a) })) : null,
-      stmt: lowerSelect(cf.ctequery),
-      recursive,
-    };
+    const name = { value: String(cf.ctename) };
+    const columns = list(cf.aliascolnames).length ? list(cf.aliascolnames).map((a) => ({ type: 'column_ref', column: str(a) })) : null;
+    // note: a data-modifying item is lowered by lower-stmt.ts at the top level (dml-cte.ts); anywhere else it is refused.
+    if (qk === 'InsertStmt' || qk === 'UpdateStmt' || qk === 'DeleteStmt') return { name, columns, dmlRaw: cf.ctequery, recursive };
+    if (qk !== 'SelectStmt') throw unsupported(`${qk.replace(/Stmt$/, '').toUpperCase()} in WITH`);
+    return { name, columns, stmt: lowerSelect(cf.ctequery), recursive };
   });
 }
 

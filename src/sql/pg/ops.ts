@@ -1,7 +1,8 @@
 import { EdgeError } from '../../core/errors.js';
 import { enumCompare } from './types-ddl.js';
 import { CALLER_SQL } from '../caller.js';
-import type { PgType } from './types.js';
+import { elementOf, isArrayType, type PgType } from './types.js';
+import { emitArrayConcat } from './arrays.js';
 import { ARITH, COMPARE, type Emitter, type Expr, type Node, type Source, callName, unsupported } from './emit.js';
 import { emitCatalogOperator } from './calls.js';
 import { emitCastTo } from './cast.js';
@@ -66,7 +67,8 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
   if (op === '||') {
     const l = em.expr(left, scope);
     const r = em.expr(right, scope);
-    if (l.type === 'jsonb' || r.type === 'jsonb' || l.type === 'text[]' || r.type === 'text[]') throw unsupported('|| on jsonb or arrays');
+    if (isArrayType(l.type) || isArrayType(r.type)) return emitArrayConcat(em, l, r);
+    if (l.type === 'jsonb' || r.type === 'jsonb') throw unsupported('|| on jsonb');
     return { sql: `(${emitTextOf(em, l)} || ${emitTextOf(em, r)})`, type: 'text', name: '?column?' };
   }
   if (op === '->' || op === '->>') {
@@ -138,9 +140,12 @@ export function emitQuantified(em: Emitter, op: string, left: Node, right: Node,
   const l = em.expr(left, scope);
   let a = em.expr(arg, scope);
   if (a.type === 'unknown') a = em.coerce(a, 'text[]');
-  if (a.type !== 'text[]') throw unsupported(`${kw} over a ${String(a.type)} value (arrays here are text[] columns, parameters and ARRAY[…])`);
-  const el = em.coerce({ sql: '"pe_el"."pe_v"', type: 'unknown', name: 'value' }, l.type === 'unknown' ? null : l.type);
-  const cmp = `(${l.sql} ${op} ${el.sql})`;
+  if (!isArrayType(a.type)) throw unsupported(`${kw} over a ${String(a.type)} value (write an array column, a parameter or ARRAY[…])`);
+  // note: a typed array's elements are of its type (x, if untyped, takes it); text[] elements take x's type.
+  const typed = a.type !== 'text[]';
+  const el = typed ? { sql: '"pe_el"."pe_v"', type: elementOf(a.type), name: 'value' } : em.coerce({ sql: '"pe_el"."pe_v"', type: 'unknown', name: 'value' }, l.type === 'unknown' ? null : l.type);
+  const x = typed && l.type === 'unknown' ? em.coerce(l, el.type) : l;
+  const cmp = `(${x.sql} ${op} ${el.sql})`;
   // note: json_each's own columns (id, key, value, …) are renamed away, so x's unqualified columns stay x's.
   const some = (cond: string) => `EXISTS (SELECT 1 FROM (SELECT "value" AS "pe_v" FROM json_each(${a.sql})) AS "pe_el" WHERE ${cond})`;
   return all

@@ -318,6 +318,9 @@ export function emitFromItem(em: Emitter, it: Node, outer: Source[], earlier: So
   if (typeof it.table !== 'string') throw unsupported('this FROM item');
   const plain = it.table.toLowerCase();
   if (!it.db) {
+    if (em._noReturning.has(plain) && !em._ctes.some((c) => c.has(plain))) {
+      throw new EdgeError('unsupported_sql', `WITH query "${plain}" does not have a RETURNING clause`, { details: { construct: 'a data-modifying WITH item without RETURNING', sqlstate: '0A000' } });
+    }
     for (let i = em._ctes.length - 1; i >= 0; i--) {
       const scope = em._ctes[i]!;
       if (scope.has(plain)) {

@@ -9,6 +9,7 @@ import { alterView, createView, dropView, refuseViewWrite, viewFrom, type ViewEf
 import { policyStatement, type PolicyChange } from './policy-stmt.js';
 import { checkUpsertKeys } from './upsert-check.js';
 import { routineStatement, type RoutineOp } from './triggers.js';
+import { needsStatementWith, withStatement } from './dml-cte.js';
 
 /** One SQLite statement of a translated Postgres statement. */
 export interface Step {
@@ -20,6 +21,8 @@ export interface Step {
   result?: boolean;
   /** 'collect': the worker keeps this step's first column (rowids); 'use': its last parameter becomes them, as a JSON array. */
   rowids?: 'collect' | 'use';
+  /** Its rows go into this TEMP table (columns c1…cn) instead of a result: a data-modifying WITH item (dml-cte.ts). */
+  into?: string;
 }
 
 export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW' | 'CREATE FUNCTION' | 'CREATE TRIGGER' | 'DROP TRIGGER' | 'DROP FUNCTION';
@@ -65,6 +68,8 @@ export interface Statement {
    * RETURNING of the one-step form would not see (query.ts, triggers.ts).
    */
   reread?: { table: string; steps: Step[] };
+  /** The table privileges its data-modifying WITH items need (dml-cte.ts), besides the main statement's. */
+  dmlPrivileges?: Map<string, number>;
 }
 
 export const NOW = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
@@ -79,6 +84,7 @@ export interface CatalogDef {
 }
 
 export function statement(n: Node, em: Emitter): Statement {
+  if (needsStatementWith(n)) return withStatement(n, em, statement);
   refuseViewWrite(n, em);
   switch (n.type) {
     case 'select': {

@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type Database from 'better-sqlite3';
 import { registerFunctions } from '../functions.js';
+import { registerArrayFunctions } from '../functions-arrays.js';
 import { BIND_CONVERSIONS, Emitter, unsupported, type Node } from './emit.js';
 import { Lru } from './lru.js';
 import { lowerStatement, NEVER_ALLOWED, neverAllowed } from './lower-stmt.js';
@@ -24,6 +25,8 @@ export interface Translation {
   tables: ReadonlySet<string>;
   /** The table privileges it needs (privileges.ts), checked per caller (src/sql/grants.ts). */
   privileges: ReadonlyMap<string, number>;
+  /** A script's statements' first lines (for an error while it runs: details.statement_text). */
+  texts?: string[];
 }
 
 export const MAX_SQL = 256 * 1024;
@@ -149,13 +152,15 @@ function fromStatements(sql: string, stmts: ParsedStatement[], schema: SchemaLoo
   return fromAst(nodes, schema, introspect, stmts.length > 1 ? stmts : null, views, functions);
 }
 
+const firstLine = (text: string): string => text.split('\n')[0]!.trim().slice(0, 120);
+
 /** Runs `fn`; an EdgeError it throws gets the statement's index and first line when the script has several. */
 function named<T>(count: number, s: ParsedStatement, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     if (count > 1 && err instanceof EdgeError && (err.details as { statement?: unknown } | undefined)?.statement === undefined) {
-      const first = s.text.split('\n')[0]!.trim().slice(0, 120);
+      const first = firstLine(s.text);
       throw new EdgeError(err.code, err.message, {
         ...(err.headers ? { headers: err.headers } : {}),
         details: { ...((err.details as object | undefined) ?? {}), statement: s.index, statement_text: first },
@@ -189,6 +194,7 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
     fns.note(s.routine);
     for (const t of em.tables) tables.add(t);
     statementPrivileges(n, s, em.refs, privileges);
+    for (const [t, bits] of s.dmlPrivileges ?? []) privileges.set(t, (privileges.get(t) ?? 0) | bits);
     for (const p of em.params) maxParam = Math.max(maxParam, p);
     if (s.enumEffect) enumOverrides.set(s.enumEffect.name, s.enumEffect.labels);
     if (s.views) {
@@ -202,7 +208,9 @@ function fromAst(nodes: Node[], schema: SchemaLookup, introspect: Introspect | u
       else overrides.set(s.effect.table, s.effect.columns);
     }
   }
-  return { statements, maxParam, readOnly: statements.every((s) => s.readOnly), tables, privileges };
+  const out: Translation = { statements, maxParam, readOnly: statements.every((s) => s.readOnly), tables, privileges };
+  if (stmts) out.texts = stmts.map((s) => firstLine(s.text));
+  return out;
 }
 
 /** How each table reference is emitted for one caller: the table, or its RLS-filtered form. */
@@ -323,6 +331,7 @@ function conversion(fn: string): Conversion {
     const found = new Map<string, Conversion>();
     const collect = { function: (name: string, _opts: unknown, f: Conversion) => found.set(name, (v: unknown) => convertWith(f, v)) };
     registerFunctions(collect as unknown as Database.Database, { at: Number.POSITIVE_INFINITY, n: 0 });
+    registerArrayFunctions(collect as unknown as Database.Database);
     conversions = found;
   }
   const f = conversions.get(fn);

@@ -19,9 +19,24 @@ export type PgType =
   | 'uuid'
   | 'bytea'
   | 'text[]'
+  | 'int4[]'
+  | 'int8[]'
+  | 'float8[]'
+  | 'numeric[]'
+  | 'bool[]'
+  | 'uuid[]'
   | 'interval'
   /** A string literal or a bound parameter whose type comes from its context. */
   | 'unknown';
+
+/** The array types (one dimension, stored as a JSON array: docs/sql.md "Arrays"). */
+export type ArrayType = 'text[]' | 'int4[]' | 'int8[]' | 'float8[]' | 'numeric[]' | 'bool[]' | 'uuid[]';
+const ARRAY_TYPES: ReadonlySet<string> = new Set(['text[]', 'int4[]', 'int8[]', 'float8[]', 'numeric[]', 'bool[]', 'uuid[]']);
+export const isArrayType = (t: PgType | null | undefined): t is ArrayType => typeof t === 'string' && ARRAY_TYPES.has(t);
+/** An array type's element type. */
+export const elementOf = (t: ArrayType): PgType => t.slice(0, -2) as PgType;
+/** The array type of an element type, or null (arrays of other types are not translated). */
+export const arrayOf = (t: PgType | null): ArrayType | null => (t && ARRAY_TYPES.has(`${t}[]`) ? (`${t}[]` as ArrayType) : null);
 
 /** A column of a source as the translator sees it. */
 export interface ColumnType {
@@ -112,11 +127,13 @@ export function pgTypeOf(name: string): PgType | null {
       return 'uuid';
     case 'BYTEA':
       return 'bytea';
-    case 'TEXT[]':
-    case 'VARCHAR[]':
-      return 'text[]';
     case 'INTERVAL':
       return 'interval';
+  }
+  if (n.endsWith('[]')) {
+    const el = pgTypeOf(n.slice(0, -2));
+    // note: serial is a column default, not a type of elements.
+    return n.includes('SERIAL') ? null : arrayOf(el);
   }
   return null;
 }
@@ -137,6 +154,12 @@ export const DECLTYPE: Record<Exclude<PgType, 'interval' | 'unknown'>, string> =
   uuid: 'UUID',
   bytea: 'BYTEA',
   'text[]': 'TEXT_ARRAY',
+  'int4[]': 'INT4_ARRAY',
+  'int8[]': 'INT8_ARRAY',
+  'float8[]': 'FLOAT8_ARRAY',
+  'numeric[]': 'NUMERIC_ARRAY',
+  'bool[]': 'BOOL_ARRAY',
+  'uuid[]': 'UUID_ARRAY',
 };
 
 /** A SQLite declared type (ours, or a table made by the rows API) → our type. */
@@ -164,6 +187,18 @@ export function typeOfDecl(decl: string | null | undefined): PgType | null {
       return 'bytea';
     case 'TEXT_ARRAY':
       return 'text[]';
+    case 'INT4_ARRAY':
+      return 'int4[]';
+    case 'INT8_ARRAY':
+      return 'int8[]';
+    case 'FLOAT8_ARRAY':
+      return 'float8[]';
+    case 'NUMERIC_ARRAY':
+      return 'numeric[]';
+    case 'BOOL_ARRAY':
+      return 'bool[]';
+    case 'UUID_ARRAY':
+      return 'uuid[]';
     case 'NUMERIC':
       return 'numeric';
     case 'BIGINT':
@@ -199,10 +234,9 @@ export function toCatalogType(t: PgType | null): string | null {
     case 'bytea':
       return t;
     case 'json':
-    case 'text[]':
       return 'jsonb';
   }
-  return null;
+  return isArrayType(t) ? 'jsonb' : null;
 }
 
 /** A stored value → its wire form for the column's type (docs/sql.md "Types": ISO dates, JSON as JSON, int8 as numbers). */
@@ -214,6 +248,12 @@ export function toWire(v: unknown, t: PgType | null): unknown {
     case 'jsonb':
     case 'json':
     case 'text[]':
+    case 'int4[]':
+    case 'int8[]':
+    case 'float8[]':
+    case 'numeric[]':
+    case 'bool[]':
+    case 'uuid[]':
       if (typeof v === 'string') {
         try {
           return JSON.parse(v) as unknown;

@@ -235,7 +235,7 @@ export function createView(n: Node, em: Emitter): Statement {
   return { command: 'CREATE VIEW', steps, columns: [], readOnly: false, views: { set: def } };
 }
 
-const TYPE_WORDS: Partial<Record<PgType, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', bool: 'boolean', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone', 'text[]': 'text[]' };
+const TYPE_WORDS: Partial<Record<PgType, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', bool: 'boolean', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone', 'text[]': 'text[]', 'int4[]': 'integer[]', 'int8[]': 'bigint[]', 'float8[]': 'double precision[]', 'numeric[]': 'numeric[]', 'bool[]': 'boolean[]', 'uuid[]': 'uuid[]' };
 const typeWord = (t: PgType | null): string => (t === null ? 'unknown' : (TYPE_WORDS[t] ?? t));
 
 /** Postgres' rule for CREATE OR REPLACE VIEW: the old columns stay, in order, with their names and types; new ones may follow. */

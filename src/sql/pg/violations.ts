@@ -162,6 +162,9 @@ export function constraintError(code: string, message: string, facts: ViolationF
       const text = m[1]!.trim();
       const len = /^pe_(varchar|bpchar)_(\d+)$/.exec(text);
       if (len) return { sqlstate: '22001', message: `value too long for type ${len[1] === 'varchar' ? 'character varying' : 'character'}(${len[2]})` };
+      // note: an array column's element check (ddl.ts): an element its type cannot read.
+      const arr = /^pe_array_(\w+)$/.exec(text);
+      if (arr) return { sqlstate: '22P02', message: `malformed array literal: an element is not of type ${ARRAY_WORDS[arr[1]!] ?? arr[1]!}` };
       const row = lastRow(null);
       const t = row ? table(row.table) : null;
       if (!t || !row) return { sqlstate: '23514', message: `new row violates check constraint "${text}"` };
@@ -424,9 +427,15 @@ export function pgText(v: string | number | null, type: PgType | null): string {
         return s;
       }
     case 'text[]':
+    case 'int4[]':
+    case 'int8[]':
+    case 'float8[]':
+    case 'numeric[]':
+    case 'bool[]':
+    case 'uuid[]':
       try {
         const a = JSON.parse(s) as unknown[];
-        return `{${a.map((x) => (x === null ? 'NULL' : arrayItem(String(x)))).join(',')}}`;
+        return `{${a.map((x) => (x === null ? 'NULL' : x === true ? 't' : x === false ? 'f' : typeof x === 'number' ? String(x) : arrayItem(String(x)))).join(',')}}`;
       } catch {
         return s;
       }
@@ -516,3 +525,5 @@ export function raisedError(message: string, cause?: unknown): EdgeError | null 
   const nn = /^null value in column "(.+)" of relation "(.+)" violates not-null constraint$/s.exec(text);
   return toEdge({ sqlstate: m[1], message: text, ...(nn ? { column: nn[1]!, table: nn[2]! } : {}) }, cause);
 }
+
+const ARRAY_WORDS: Partial<Record<string, string>> = { int4: 'integer', int8: 'bigint', float8: 'double precision', numeric: 'numeric', bool: 'boolean', uuid: 'uuid' };

@@ -5,6 +5,7 @@ import { registerCaller, type CallerSlot } from '../caller.js';
 import { registerFunctions } from '../functions.js';
 import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
+import { registerArrayFunctions } from '../functions-arrays.js';
 import { registerMore } from '../functions-more.js';
 import { relaxNotNull } from './relax-not-null.js';
 import { violationFacts } from './violation-facts.js';
@@ -40,6 +41,7 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   registerEveryday(db);
   registerFormats(db);
   registerMore(db);
+  registerArrayFunctions(db);
 };
 
 workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);

@@ -185,7 +185,7 @@ export class SqlPool {
     if (m.ok) p.resolve(('ast' in m ? m.ast : 'results' in m ? { results: m.results, changes: m.changes ?? [] } : { results: [], changes: [] }) as never);
     else if (m.code === 'pe_statement_timeout') p.reject(timeoutError(p));
     else if (m.code === 'pe_syntax') p.reject({ message: m.message, cursor: (m as { cursor?: number }).cursor ?? -1 });
-    else p.reject(Object.assign(new Error(m.message), { name: 'SqlWorkerError', code: m.code, facts: m.facts }));
+    else p.reject(Object.assign(new Error(m.message), { name: 'SqlWorkerError', code: m.code, facts: m.facts, statement: m.statement }));
   }
 
   /** The worker did not end the statement itself: terminate it and start a fresh one. */

@@ -27,7 +27,7 @@ export interface WorkerJob {
   maxBytes: number;
   /** Per statement, its SQLite steps. */
   /** `rowids`: see Step.rowids (src/sql/pg/statements.ts). */
-  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string } }>>;
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string }; into?: string }>>;
 }
 
 export interface WorkerResult {
@@ -51,7 +51,7 @@ export interface WorkerChange {
 export type WorkerReply =
   | { id: number; ok: true; results: WorkerResult[]; changes?: WorkerChange[]; bytes: number }
   | { id: number; ok: true; ast: unknown }
-  | { id: number; ok: false; code: string; message: string; facts?: unknown; cursor?: number }
+  | { id: number; ok: false; code: string; message: string; facts?: unknown; cursor?: number; statement?: number }
   | { id: number; ok: true; closed: true };
 
 /**
@@ -139,6 +139,8 @@ export function workerMain(
       return;
     }
     const job = msg.job!;
+    // note: the index of the statement that is running, so a script's error names it.
+    let running = -1;
     try {
       const c = open(job.file);
       deadline.at = Date.now() + job.timeoutMs;
@@ -168,6 +170,7 @@ export function workerMain(
           }
         }
         for (const steps of job.statements) {
+          running++;
           let out: WorkerResult = { columns: [], rows: [], changes: 0, reader: false };
           let rowids = '[]';
           for (const given of steps) {
@@ -189,6 +192,10 @@ export function workerMain(
             }
             if ((job.restricted || job.readOnly) && !s.readonly) throw Object.assign(new Error('only read-only statements are allowed'), { code: 'pe_read_only' });
             let r: WorkerResult;
+            if (step.into !== undefined) {
+              keepRows(c.db, s, step.params, step.into);
+              continue;
+            }
             if (s.reader) {
               const rows: unknown[][] = [];
               let cols = columnsOf.get(s);
@@ -270,7 +277,7 @@ export function workerMain(
       const e = err as { code?: unknown; message?: unknown };
       const message = String(e.message ?? err);
       const code = message.includes('pe_statement_timeout') ? 'pe_statement_timeout' : typeof e.code === 'string' ? e.code : 'pe_error';
-      deps.parentPort.postMessage({ id: job.id, ok: false, code, message, facts: (e as { facts?: unknown }).facts });
+      deps.parentPort.postMessage({ id: job.id, ok: false, code, message, facts: (e as { facts?: unknown }).facts, ...(job.statements.length > 1 && running >= 0 ? { statement: running } : {}) });
     } finally {
       deadline.at = Number.POSITIVE_INFINITY;
       caller.current = null;
@@ -286,4 +293,19 @@ export function workerMain(
       }
     }
   });
+}
+
+/**
+ * A data-modifying WITH item's step (src/sql/pg/dml-cte.ts): its RETURNING rows go into a TEMP
+ * table `into` (columns c1…cn) of this connection, inside the script's transaction, which the
+ * statement's later steps read and its last step drops.
+ */
+function keepRows(db: Database.Database, s: Database.Statement, params: unknown[], into: string): void {
+  if (!/^pe_cte_[a-z0-9_]+$/.test(into)) throw new Error('bad TEMP table name');
+  const rows = s.raw(true).all(...params) as unknown[][];
+  const width = s.columns().length;
+  const cols = Array.from({ length: width }, (_, i) => `c${i + 1}`);
+  db.exec(`CREATE TEMP TABLE "${into}" (${cols.join(', ')})`);
+  const ins = db.prepare(`INSERT INTO temp."${into}" VALUES (${cols.map(() => '?').join(', ')})`);
+  for (const row of rows) ins.run(...row);
 }

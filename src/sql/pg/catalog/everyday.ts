@@ -5,7 +5,7 @@
  * the rest are plain SQLite. docs/sql.md "Functions" lists them with their differences.
  */
 import { EdgeError } from '../../../core/errors.js';
-import type { PgType } from '../types.js';
+import { isArrayType, type PgType } from '../types.js';
 import type { Arg, CatalogFunction, Emitted } from './types.js';
 
 const call = (name: string, ...args: string[]): string => `${name}(${args.join(', ')})`;
@@ -248,10 +248,12 @@ export function operatorFor(op: string, l: PgType | null, r: PgType | null): Cat
     case '@>':
     case '<@':
     case '&&': {
-      if (l !== 'text[]' && r !== 'text[]') return null;
-      if ((l !== 'text[]' && l !== 'unknown') || (r !== 'text[]' && r !== 'unknown')) return null;
-      if (op === '&&') return bin('pe_arr_overlap', 'bool', ['text[]', 'text[]']);
-      return { args: ['text[]', 'text[]'], registered: true, emit: (a, b) => ({ sql: op === '@>' ? call('pe_arr_contains', a.sql, b.sql) : call('pe_arr_contains', b.sql, a.sql), type: 'bool' }) };
+      // note: arrays of any element type (stored as JSON arrays: elements compare as JSON values); an untyped side takes the other's type.
+      if (!isArrayType(l) && !isArrayType(r)) return null;
+      if ((!isArrayType(l) && l !== 'unknown') || (!isArrayType(r) && r !== 'unknown')) return null;
+      const t = isArrayType(l) ? l : (r as PgType);
+      if (op === '&&') return bin('pe_arr_overlap', 'bool', [t, t]);
+      return { args: [t, t], registered: true, emit: (a, b) => ({ sql: op === '@>' ? call('pe_arr_contains', a.sql, b.sql) : call('pe_arr_contains', b.sql, a.sql), type: 'bool' }) };
     }
     case '-':
       if (l === 'jsonb') {
