@@ -8,8 +8,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
 const JSON_H = { 'content-type': 'application/json' };
-async function call(method: string, path: string, body?: unknown) {
-  const res = await s.req(path, { method, key: s.keys.service, headers: body === undefined ? {} : JSON_H, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(method: string, path: string, body?: unknown, key: string = s.keys.service) {
+  const res = await s.req(path, { method, key, headers: body === undefined ? {} : JSON_H, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
@@ -93,6 +93,19 @@ describe('a runaway trigger', () => {
     depthError(await q(`insert into echo (n) values (1)`));
     depthError(await call('POST', '/db/tables/echo/rows', { data: { n: 1 } }));
     expect((await ok(`select count(*)::int as n from echo`)).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('a sign-up whose trigger starts a runaway chain: 400 54001, no user made', async () => {
+    await ok(`
+      create table signup_log (id serial primary key, email text);
+      create function log_signup() returns trigger language plpgsql as $$ begin insert into signup_log (email) values (new.email); return new; end $$;
+      create trigger log_signup_t after insert on auth.users for each row execute function log_signup();
+      create function log_again() returns trigger language plpgsql as $$ begin insert into signup_log (email) values (new.email); return new; end $$;
+      create trigger log_again_t after insert on signup_log for each row execute function log_again();`);
+    const r = await call('POST', '/auth/register', { email: 'loop@example.com', password: 'correct horse battery' }, s.keys.publishable);
+    depthError(r);
+    expect((await ok(`select (select count(*) from auth.users where email = 'loop@example.com')::int as users, (select count(*) from signup_log)::int as logged`)).rows).toEqual([{ users: 0, logged: 0 }]);
+    await ok(`drop trigger log_signup_t on auth.users`);
   });
 
   it('two tables inserting into each other forever: 54001, nothing written', async () => {
