@@ -154,6 +154,10 @@ export function normalize(err: unknown): EdgeError {
           cause: err,
           headers: { 'retry-after': '1' },
         });
+      case 'SQLITE_ERROR':
+        // note: SQLite's bound on trigger depth (recursive triggers, docs/sql.md "Recursion") is Postgres' 54001.
+        if (err.message === 'too many levels of trigger recursion') return new EdgeError('invalid_request', 'stack depth limit exceeded', { cause: err, details: { sqlstate: '54001' } });
+        break;
       // note: SQLITE_FULL is both a full disk (SQLite's unix VFS reports ENOSPC as SQLITE_FULL,
       // not as an I/O error) and a project at its size cap (PRAGMA max_page_count).
       case 'SQLITE_FULL':

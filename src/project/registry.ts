@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
 import { type CallerSlot, type CallerValues, registerCaller, withCaller } from '../sql/caller.js';
 import { registerFunctions } from '../sql/functions.js';
+import { applyRecursion, registerTriggerBound } from '../sql/trigger-bound.js';
 import { registerEveryday } from '../sql/functions-everyday.js';
 import { registerFormats } from '../sql/functions-formats.js';
 import { registerArrayFunctions } from '../sql/functions-arrays.js';
@@ -127,7 +128,10 @@ export class ProjectRegistry {
       registerMore(db);
       registerCaller(db, caller);
       registerArrayFunctions(db);
+      registerTriggerBound(db, { edge: true });
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
+      // note: recursive triggers as Postgres, with the bound above (docs/sql.md "Recursion").
+      applyRecursion(db);
       applySizeCap(db, this.#config.maxProjectDbBytes);
     } catch (err) {
       db.close();

@@ -297,27 +297,6 @@ describe('refused and dropped', () => {
     expect(r.body.error.message).toContain(construct);
   });
 
-  it('a trigger that inserts into its own table ends (SQLite does not re-fire it)', async () => {
-    await ok(`
-      create table echo (id serial primary key, n int);
-      create function echo_again() returns trigger language plpgsql as $$ begin insert into echo (n) values (new.n + 1); return new; end $$;
-      create trigger echo_t after insert on echo for each row execute function echo_again();`);
-    await ok(`insert into echo (n) values (1)`);
-    expect((await ok(`select n from echo order by n`)).rows).toEqual([{ n: 1 }, { n: 2 }]);
-  });
-
-  it('two tables whose triggers insert into each other end: each trigger fires once per chain', async () => {
-    await ok(`
-      create table ping (id serial primary key, n int);
-      create table pong (id serial primary key, n int);
-      create function to_pong() returns trigger language plpgsql as $$ begin insert into pong (n) values (new.n + 1); return new; end $$;
-      create function to_ping() returns trigger language plpgsql as $$ begin insert into ping (n) values (new.n + 1); return new; end $$;
-      create trigger ping_t after insert on ping for each row execute function to_pong();
-      create trigger pong_t after insert on pong for each row execute function to_ping();`);
-    await ok(`insert into ping (n) values (1)`);
-    expect((await ok(`select (select array_agg(n::text order by n) from ping) as ping, (select array_agg(n::text order by n) from pong) as pong`)).rows).toEqual([{ ping: ['1', '3'], pong: ['2'] }]);
-  });
-
   it('RETURN NULL through the rows API: nothing inserted, a 400', async () => {
     expect((await call('POST', '/db/tables', { name: 'gated', type: 'relational', columns: [{ name: 'ok', type: 'bool' }] })).status).toBe(201);
     await ok(`create function gate() returns trigger language plpgsql as $$ begin if not new.ok then return null; end if; return new; end $$;

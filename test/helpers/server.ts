@@ -115,3 +115,13 @@ export async function errorOf(res: Response): Promise<{ code: string; message: s
   }
   return body.error;
 }
+
+/**
+ * Serves a stopped test server's data folder again (a restart, e.g. after a project file was
+ * changed as an older version left it). The caller closes it; the folder is left in place.
+ */
+export async function serveAgain(dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(loadConfig({ port: 0, host: '127.0.0.1', dataDir, controlPollMs: 100, rateLimit: { enabled: false } }, process.env));
+  const { url } = await server.listen();
+  return { url, close: () => server.close() };
+}

@@ -21,7 +21,7 @@ describe('compileTrigger', () => {
     const c = compileTrigger(spec(), fn('begin new.slug := lower(new.title); return new; end'), schema);
     expect(c.names).toEqual(['pe_trg_t_tr_insert_set']);
     expect(c.create).toEqual([
-      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN ' +
+      'CREATE TRIGGER "pe_trg_t_tr_insert_set" AFTER INSERT ON "t" FOR EACH ROW BEGIN SELECT pe_trg_step(); ' +
         `INSERT INTO "_svc_meta.sql_applying" (tbl, rid) VALUES ('t', "new".rowid); ` +
         'UPDATE "t" SET "slug" = pe_lower("new"."title") WHERE "id" = "new"."id" AND ("slug" IS NOT (pe_lower("new"."title"))); ' +
         `DELETE FROM "_svc_meta.sql_applying" WHERE tbl = 't' AND rid = "new".rowid; END`,
@@ -36,7 +36,7 @@ describe('compileTrigger', () => {
       return new; end`), schema);
     expect(c.create).toHaveLength(1);
     expect(c.create[0]).toBe(
-      'CREATE TRIGGER "pe_trg_t_tr_insert" BEFORE INSERT ON "t" FOR EACH ROW BEGIN ' +
+      'CREATE TRIGGER "pe_trg_t_tr_insert" BEFORE INSERT ON "t" FOR EACH ROW BEGIN SELECT pe_trg_step(); ' +
         `SELECT RAISE(ABORT, 'pe_raise: bad ' || coalesce(CAST("new"."n" AS TEXT), '<NULL>') || '') WHERE (("new"."n" < 0) IS 1); ` +
         'SELECT RAISE(IGNORE) WHERE ((NOT (("new"."n" < 0) IS 1)) AND (("new"."n" = 0) IS 1)); ' +
         'INSERT INTO "log" AS "log" ("title") SELECT * FROM (SELECT "new"."title" AS "title" WHERE (NOT ((NOT (("new"."n" < 0) IS 1)) AND (("new"."n" = 0) IS 1)))) WHERE true; END',

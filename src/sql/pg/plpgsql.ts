@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { CALLER_SQL } from '../caller.js';
 import { quoteLiteral } from '../quote.js';
+import { TRIGGER_STEP_SQL } from '../trigger-bound.js';
 import { Emitter, unsupported, type Node } from './emit.js';
 import { kind, lowerExpr, lowerSelect, rangeVar } from './lower.js';
 import { lowerStatement } from './lower-stmt.js';
@@ -207,7 +208,8 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
     };
     const stmts = st.actions.map((a) => actionSql(a, em, auth, out.writes, log));
     if (stmts.length) {
-      out.create.push(`${head(base, spec.timing.toUpperCase())}${stmts.join('; ')}; END`);
+      // note: each firing first counts against the statement's bound on trigger work (src/sql/trigger-bound.ts).
+      out.create.push(`${head(base, spec.timing.toUpperCase())}${TRIGGER_STEP_SQL}; ${stmts.join('; ')}; END`);
       out.names.push(base);
     }
     // note: a BEFORE trigger's assignments to NEW: SQLite's NEW is read-only, so the written row is updated by its key right after.
@@ -227,7 +229,7 @@ export function compileTrigger(spec: TriggerSpec, createText: string, schema: Sc
       const k = key === 'rowid' ? 'rowid' : quoteIdent(key);
       // note: only a row whose values change is written again (no second update, no change event, when the assignment changes nothing).
       const apply = `UPDATE ${quoteIdent(spec.table)} SET ${sets.join(', ')} WHERE ${k} = "new".${k} AND (${differs.join(' OR ')})`;
-      out.create.push(`${head(name, 'AFTER')}INSERT INTO ${APPLYING} (tbl, rid) VALUES (${quoteLiteral(spec.table)}, "new".rowid); ${apply}; DELETE FROM ${mark}; END`);
+      out.create.push(`${head(name, 'AFTER')}${TRIGGER_STEP_SQL}; INSERT INTO ${APPLYING} (tbl, rid) VALUES (${quoteLiteral(spec.table)}, "new".rowid); ${apply}; DELETE FROM ${mark}; END`);
       out.names.push(name);
     }
   }

@@ -499,6 +499,8 @@ export function pgError(err: unknown, lookup?: SchemaLookup): EdgeError | null {
     const pg = constraintError(code, message, e.facts as ViolationFacts | undefined, lookup);
     if (pg) return toEdge(pg, err);
   }
+  // note: SQLite's bound on trigger depth (recursive triggers, docs/sql.md "Recursion") is Postgres' 54001.
+  if (message === 'too many levels of trigger recursion') return toEdge({ sqlstate: '54001', message: 'stack depth limit exceeded' }, err);
   // note: SQLite refuses an ON CONFLICT target without a matching unique index when it prepares the statement.
   if (/ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint/.test(message)) {
     return toEdge({ sqlstate: '42P10', message: 'there is no unique or exclusion constraint matching the ON CONFLICT specification' }, err);

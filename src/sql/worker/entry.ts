@@ -7,6 +7,7 @@ import { registerEveryday } from '../functions-everyday.js';
 import { registerFormats } from '../functions-formats.js';
 import { registerArrayFunctions } from '../functions-arrays.js';
 import { registerMore } from '../functions-more.js';
+import { applyRecursion, registerTriggerBound } from '../trigger-bound.js';
 import { relaxNotNull } from './relax-not-null.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain } from './worker-main.js';
@@ -42,6 +43,9 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   registerFormats(db);
   registerMore(db);
   registerArrayFunctions(db);
+  // note: the bound on trigger work, and recursive triggers as on the project's own connection (docs/sql.md "Recursion").
+  registerTriggerBound(db, { deadline, edge: false });
+  applyRecursion(db);
 };
 
 workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
