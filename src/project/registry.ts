@@ -128,7 +128,7 @@ export class ProjectRegistry {
       registerMore(db);
       registerCaller(db, caller);
       registerArrayFunctions(db);
-      registerTriggerBound(db, { edge: true });
+      registerTriggerBound(db, {});
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       // note: recursive triggers as Postgres, with the bound above (docs/sql.md "Recursion").
       applyRecursion(db);

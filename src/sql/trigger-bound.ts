@@ -8,48 +8,51 @@ import { EdgeError } from '../core/errors.js';
  * exceeded", 54001) but not the breadth: a trigger that inserts two rows into its own table
  * doubles at each level. Every compiled trigger body (src/sql/pg/plpgsql.ts) first calls
  * `pe_trg_step()`, registered here on every project connection (the registry's and each SQL
- * worker's), which counts the firings since the statement began and refuses the statement past
- * {@link TRIGGER_FIRINGS_MAX} firings (54000, rolled back whole). On a SQL worker it also checks the
- * statement's time limit, so trigger work ends with the statement's time limit too.
+ * worker's), which bounds the breadth by time, as Postgres' `statement_timeout` would:
  *
- * Two bounds: a SQL worker's statement may fire 100,000 trigger bodies (it also has its time
- * limit, and SQL seeds tables in bulk); a write on the main thread 10,000 (it runs on the
- * server's one event loop with no time limit: a firing that logs its row for the change log
- * costs up to ~0.1 ms there on a loaded machine, so the bound is about a second of blocked loop).
+ * - on a SQL worker, the statement's own time limit (its request's SQL budget): past it the
+ *   statement ends as any statement past its limit does (400 `statement_timeout`);
+ * - on the main thread (a rows-API write, a GraphQL mutation, an RPC, a sign-up: the server's
+ *   one event loop, which has no statement time limit), {@link MAIN_TRIGGER_MS} of trigger work
+ *   per synchronous write, then 400 `statement_timeout` too.
  *
- * The count starts again after each synchronous run: a write on the main thread (a rows-API
- * request's write, a GraphQL mutation, an RPC, a sign-up) or a SQL worker's job (one request's
- * script). better-sqlite3 is synchronous, so a queued microtask runs only once that run ended.
+ * No count of firings: a statement that fires a trigger for each of many rows (a bulk UPDATE of
+ * a table with an `updated_at` trigger) is ordinary work and runs as long as its time allows.
+ * The main thread's clock starts at the first firing of a synchronous run (a request's write;
+ * better-sqlite3 is synchronous, so a queued microtask runs only once that run ended).
  *
  * note: the worker thread imports it (src/sql/worker/entry.ts, its own bundle entry).
  */
-export const TRIGGER_FIRINGS_MAX = { worker: 100_000, main: 10_000 } as const;
+export const MAIN_TRIGGER_MS = 2000;
 
 /** The function's name, as a compiled trigger body calls it. */
 export const TRIGGER_STEP_SQL = 'SELECT pe_trg_step()';
 
-/** What the bound answers when it is reached (54000, program_limit_exceeded). */
-export const triggerLimitMessage = (max: number): string => `trigger work limit exceeded: the statement fired triggers more than ${max} times`;
+/** What the main thread answers when a write's triggers used up {@link MAIN_TRIGGER_MS}. */
+export const mainTriggerTimeout = (): EdgeError =>
+  new EdgeError('statement_timeout', `the triggers of this write ran longer than ${MAIN_TRIGGER_MS} ms and were cancelled (the write is rolled back)`);
 
 /**
- * Registers `pe_trg_step()` on `db`. `deadline` is a SQL worker's time limit (absent on the
- * main thread, which takes the main thread's bound). `edge`: throw an EdgeError (the main thread maps it as is) rather than a
- * `pe_raise[54000]: …` message (what a worker's error goes back as, read by violations.ts).
+ * Registers `pe_trg_step()` on `db`. `deadline`: a SQL worker's time limit (absent on the main
+ * thread, which takes {@link MAIN_TRIGGER_MS} per write).
  */
-export function registerTriggerBound(db: Database.Database, opts: { deadline?: { at: number }; edge: boolean }): void {
-  const max = opts.deadline ? TRIGGER_FIRINGS_MAX.worker : TRIGGER_FIRINGS_MAX.main;
+export function registerTriggerBound(db: Database.Database, opts: { deadline?: { at: number } }): void {
   let fired = 0;
+  let until = 0;
   const reset = (): void => {
     fired = 0;
   };
   db.function('pe_trg_step', { deterministic: false }, () => {
-    if (fired === 0) queueMicrotask(reset);
-    fired++;
-    if (fired > max) {
-      if (opts.edge) throw new EdgeError('invalid_request', triggerLimitMessage(max), { details: { sqlstate: '54000' } });
-      throw new Error(`pe_raise[54000]: ${triggerLimitMessage(max)}`);
+    if (fired === 0) {
+      queueMicrotask(reset);
+      until = Date.now() + MAIN_TRIGGER_MS;
     }
-    if (opts.deadline && (fired & 255) === 0 && Date.now() > opts.deadline.at) throw new Error('pe_statement_timeout');
+    fired++;
+    if ((fired & 63) === 0) {
+      if (opts.deadline) {
+        if (Date.now() > opts.deadline.at) throw new Error('pe_statement_timeout');
+      } else if (Date.now() > until) throw mainTriggerTimeout();
+    }
     return 1;
   });
 }

@@ -44,7 +44,7 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   registerMore(db);
   registerArrayFunctions(db);
   // note: the bound on trigger work, and recursive triggers as on the project's own connection (docs/sql.md "Recursion").
-  registerTriggerBound(db, { deadline, edge: false });
+  registerTriggerBound(db, { deadline });
   applyRecursion(db);
 };
 
