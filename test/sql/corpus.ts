@@ -2,6 +2,7 @@ import { families } from './corpus-families.js';
 import { lateralFamily } from './corpus-lateral.js';
 import { more } from './corpus-more.js';
 import { dmlCtes, typedArrays } from './corpus-dml-arrays.js';
+import { pgDiffs } from './corpus-pgdiffs.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -519,6 +520,7 @@ const raw: Array<string | Entry> = [
   ...lateralFamily,
   ...dmlCtes,
   ...typedArrays,
+  ...pgDiffs,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),

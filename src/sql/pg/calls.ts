@@ -10,6 +10,7 @@ import type { CatalogFunction } from './catalog/types.js';
 import { AGGREGATES, type Emitter, type Expr, NOW, type Node, type Source, UTC_ZONES, UUID_V4, callName, columnName, unsupported } from './emit.js';
 import { emitPair, emitTextOf } from './ops.js';
 import { emitOrderItem } from './query-parts.js';
+import { enumCast, enumLabelAt, enumLabels, enumPosition } from './types-ddl.js';
 
 /** Functions the switch of emitFunctionCore keeps before the catalog (it types their literals from the other arguments). */
 const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb_typeof']);
@@ -104,7 +105,15 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     case 'least': {
       const xs = args.map((x) => em.expr(x, scope));
       const t = xs.find((x) => x.type && x.type !== 'unknown')?.type ?? 'unknown';
-      return r(em._fn(name === 'greatest' ? 'pe_greatest' : 'pe_least', ...xs.map((x) => em.coerce(x, t === 'unknown' ? null : t).sql)), t);
+      const fn = name === 'greatest' ? 'pe_greatest' : 'pe_least';
+      // note: enums compare by their labels' order (a literal beside one must be a label, 22P02).
+      const en = xs.find((x) => x.enum)?.enum;
+      const labels = en ? enumLabels(em, en) : null;
+      if (en && labels) {
+        const keys = xs.map((x) => enumPosition(labels, x.enum ? x.sql : (enumCast(em, en, x) ?? x).sql));
+        return { ...r(enumLabelAt(labels, em._fn(fn, ...keys)), 'text'), enum: en };
+      }
+      return r(em._fn(fn, ...xs.map((x) => em.coerce(x, t === 'unknown' ? null : t).sql)), t);
     }
     case 'trim':
     case 'btrim':
@@ -124,6 +133,7 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
       return r(`substr(${a(0).sql}, 1, ${a(1).sql})`, 'text');
     }
     case 'concat': {
+      if (args.length === 0) throw new EdgeError('invalid_request', 'function concat() does not exist', { details: { sqlstate: '42883' } });
       const xs = args.map((x) => em.expr(x, scope));
       // note: concat prints a boolean as t/f (its text output), unlike a cast to text.
       const text = (x: Expr): string => (x.type === 'bool' ? `(CASE WHEN ${x.sql} THEN 't' ELSE 'f' END)` : emitTextOf(em, x));
@@ -286,6 +296,10 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
     if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
     const x = em.expr(args.expr, scope);
     if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
+    // note: an untyped NULL or literal fits several of Postgres' sum/avg (int, numeric, float8, interval …): 42725.
+    if ((name === 'sum' || name === 'avg') && (args.expr.type === 'null' || args.expr.type === 'single_quote_string')) {
+      throw new EdgeError('invalid_request', `function ${name}(unknown) is not unique`, { details: { sqlstate: '42725' } });
+    }
     if ((name === 'sum' || name === 'avg') && x.type !== null && !['int4', 'int8', 'float8', 'numeric', 'unknown'].includes(x.type)) {
       throw new EdgeError('invalid_request', `function ${name}(${pgTypeName(x.type)}) does not exist`, { details: { sqlstate: '42883' } });
     }
@@ -299,6 +313,15 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
       case 'min':
       case 'max':
         if (x.type === 'jsonb' || x.type === 'bool') throw unsupported(`${name}() of ${x.type}`);
+        {
+          // note: min/max of an enum by its labels' order (the extreme position, read back as its label).
+          const labels = x.enum ? enumLabels(em, x.enum) : null;
+          if (labels) {
+            const inner: Expr = { sql: `${name}(${distinct}${enumPosition(labels, x.sql)})${f}`, type: 'int4', name };
+            const at = n.over ? emitWindowed(em, name, inner, n, scope).sql : inner.sql;
+            return { sql: enumLabelAt(labels, at), type: x.type, name, enum: x.enum };
+          }
+        }
         out = { sql: `${name}(${distinct}${x.sql})${f}`, type: x.type, name };
         break;
       case 'bool_and':

@@ -234,7 +234,9 @@ export class Emitter {
           op = String(cur.set_op ?? 'union').toUpperCase();
           if (!['UNION', 'UNION ALL', 'INTERSECT', 'EXCEPT'].includes(op)) throw unsupported(`set operation ${op}`);
         }
-        const tail = emitOrderLimit(this, cur, core.sources, core.aliases, core.ordered, columns?.length ?? null);
+        // note: an enum output column named by position or alias sorts by its labels: in a lone SELECT only (a set operation's ORDER BY names result columns).
+        const alone = sql === core.sql && !cur._next;
+        const tail = emitOrderLimit(this, cur, core.sources, core.aliases, core.ordered, columns?.length ?? null, alone ? core.positions : undefined);
         if (tail && cur._next) throw unsupported('ORDER BY / LIMIT inside one member of a set operation');
         sql += tail;
         cur = cur._next as Node | undefined;

@@ -1,5 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
-import { enumCompare } from './types-ddl.js';
+import { enumCast, enumCompare, enumKeyOf } from './types-ddl.js';
 import { CALLER_SQL } from '../caller.js';
 import { elementOf, isArrayType, type PgType } from './types.js';
 import { emitArrayConcat } from './arrays.js';
@@ -30,6 +30,12 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
   if (op === 'BETWEEN' || op === 'NOT BETWEEN') {
     const l = em.expr(left, scope);
     const [a, b] = (right.value as Node[]).map((v) => em.coerce(em.expr(v, scope), l.type === 'unknown' ? null : l.type));
+    // note: BETWEEN an enum's labels compares their positions (a literal must be a label, 22P02).
+    const en = l.enum;
+    if (en) {
+      const k = (x: Expr): string => enumKeyOf(em, x.enum ? x : (enumCast(em, en, x) ?? x)) ?? x.sql;
+      return { sql: `(${k(l)} ${op} ${k(a!)} AND ${k(b!)})`, type: 'bool', name: '?column?' };
+    }
     return { sql: `(${l.sql} ${op} ${a!.sql} AND ${b!.sql})`, type: 'bool', name: '?column?' };
   }
   if (op === 'IS' || op === 'IS NOT') {
