@@ -41,6 +41,36 @@ export function registerMore(db: Database.Database): void {
       .join('');
   db.function('pe_lower', det, (s: unknown) => (s === null ? null : /^[\x00-\x7f]*$/.test(String(s)) ? String(s).toLowerCase() : each(String(s), (c) => c.toLowerCase(), LOWER)));
   db.function('pe_upper', det, (s: unknown) => (s === null ? null : /^[\x00-\x7f]*$/.test(String(s)) ? String(s).toUpperCase() : each(String(s), (c) => c.toUpperCase(), UPPER)));
+  // note: the ordered-set aggregates over the group's values (a JSON array; NULLs skipped), as Postgres computes them.
+  const cmp = (a: unknown, b: unknown): number => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+  db.function('pe_ordered_set', det, (values: unknown, kind: unknown, fraction: unknown, desc: unknown) => {
+    const xs = (JSON.parse(String(values ?? '[]')) as unknown[]).filter((x) => x !== null).sort(cmp);
+    if (desc) xs.reverse();
+    if (kind !== 'mode') {
+      if (fraction === null) return null;
+      const f = Number(fraction);
+      if (!(f >= 0 && f <= 1)) fail(`percentile value ${String(fraction)} is not between 0 and 1`);
+      if (xs.length === 0) return null;
+      if (kind === 'disc') return xs[Math.max(Math.ceil(f * xs.length) - 1, 0)] as number | string;
+      const at = f * (xs.length - 1);
+      const lo = Number(xs[Math.floor(at)]);
+      const hi = Number(xs[Math.ceil(at)]);
+      return lo + (hi - lo) * (at - Math.floor(at));
+    }
+    let best: unknown = null;
+    let bestN = 0;
+    for (let i = 0; i < xs.length; ) {
+      let j = i;
+      while (j < xs.length && cmp(xs[j], xs[i]) === 0) j++;
+      if (j - i > bestN) [best, bestN] = [xs[i], j - i];
+      i = j;
+    }
+    return best as number | string | null;
+  });
+  db.function('pe_string_agg_distinct', det, (values: unknown, sep: unknown) => {
+    const xs = [...new Set((JSON.parse(String(values ?? '[]')) as unknown[]).filter((x) => x !== null).map(String))].sort(cmp);
+    return xs.length === 0 ? null : xs.join(String(sep ?? ''));
+  });
   db.function('pe_ascii', det, (s: unknown) => (s === null ? null : (String(s).codePointAt(0) ?? 0)));
   db.function('pe_chr', det, (n: unknown) => {
     if (n === null) return null;

@@ -280,7 +280,7 @@ export function emitAggregate(em: Emitter, n: Node, scope: Source[]): Expr {
 
 export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
   const name = String(n.name).toLowerCase();
-  const args = (n.args ?? {}) as { expr?: Node; distinct?: string; orderby?: Node[]; separator?: { delimiter?: Node } };
+  const args = (n.args ?? {}) as { expr?: Node; distinct?: string; orderby?: Node[]; separator?: { delimiter?: Node }; fraction?: Node | null; desc?: boolean };
   const distinct = args.distinct ? 'DISTINCT ' : '';
   if (args.orderby && name !== 'string_agg' && name !== 'jsonb_agg' && name !== 'array_agg' && name !== 'json_agg') throw unsupported(`ORDER BY inside ${name}()`);
   // note: SQLite has FILTER (WHERE …) on every aggregate, as Postgres.
@@ -336,6 +336,11 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         if (!sep) throw new EdgeError('invalid_request', 'string_agg needs a delimiter');
         const d = em.expr(sep, scope);
         if (distinct && order) throw unsupported('string_agg(DISTINCT … ORDER BY …)');
+        // note: SQLite's DISTINCT aggregates take one argument; Postgres sorts the distinct values.
+        if (distinct) {
+          out = { sql: em._fn('pe_string_agg_distinct', `json_group_array(DISTINCT ${emitTextOf(em, x)})${f}`, d.sql), type: 'text', name };
+          break;
+        }
         out = { sql: `group_concat(${distinct}${emitTextOf(em, x)}, ${d.sql}${order})${f}`, type: 'text', name };
         break;
       }
@@ -361,6 +366,18 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         };
         if (name === 'array_agg' && !isArrayType(out.type)) throw unsupported(`array_agg of ${String(x.type)} values`);
         break;
+      case 'percentile_cont':
+      case 'percentile_disc':
+      case 'mode': {
+        // note: WITHIN GROUP (ORDER BY x) (lower.ts withinGroup): the group's values to a function that sorts them.
+        const numeric = x.type === 'int4' || x.type === 'int8' || x.type === 'float8' || x.type === 'numeric';
+        if (name === 'percentile_cont' && !numeric) throw new EdgeError('invalid_request', `function percentile_cont(double precision, ${pgTypeName(x.type ?? 'text')}) does not exist`, { details: { sqlstate: '42883' } });
+        if (x.type === 'jsonb' || x.type === 'json' || x.enum || isArrayType(x.type)) throw unsupported(`${name}() of ${x.enum ?? String(x.type)}`);
+        const frac = args.fraction ? em.coerce(em.expr(args.fraction, scope), 'float8').sql : 'NULL';
+        const kind = name === 'percentile_cont' ? 'cont' : name === 'percentile_disc' ? 'disc' : 'mode';
+        out = { sql: em._fn('pe_ordered_set', `json_group_array(${x.sql})${f}`, quoteLiteral(kind), frac, args.desc ? '1' : '0'), type: name === 'percentile_cont' ? 'float8' : x.type, name };
+        break;
+      }
       default:
         throw unsupported(`aggregate ${name}()`);
     }
@@ -402,7 +419,6 @@ export function emitWindowed(em: Emitter, _name: string, e: Expr, n: Node, scope
   const over = n.over as Node | undefined;
   const spec = ((over?.as_window_specification as Node | undefined)?.window_specification ?? null) as Node | null;
   if (!spec) throw unsupported('named windows');
-  if (spec.window_frame_clause) throw unsupported('window frame clauses');
   const parts: string[] = [];
   if (Array.isArray(spec.partitionby) && spec.partitionby.length) {
     parts.push(`PARTITION BY ${(spec.partitionby as Node[]).map((p) => em.expr((p.expr as Node) ?? p, scope).sql).join(', ')}`);
@@ -410,7 +426,22 @@ export function emitWindowed(em: Emitter, _name: string, e: Expr, n: Node, scope
   if (Array.isArray(spec.orderby) && spec.orderby.length) {
     parts.push(`ORDER BY ${(spec.orderby as Node[]).map((o) => emitOrderItem(em, o, scope, [], new Map())).join(', ')}`);
   }
+  if (spec.window_frame_clause) parts.push(emitFrame(em, spec.window_frame_clause as Node, scope));
   return { ...e, sql: `${e.sql} OVER (${parts.join(' ')})` };
+}
+
+/** A window frame (lower.ts frameClause): SQLite reads ROWS, GROUPS and RANGE frames as Postgres does; RANGE offsets (over dates, intervals) are not translated. */
+function emitFrame(em: Emitter, fr: Node, scope: Source[]): string {
+  const bound = (b: Node, which: string): string => {
+    if (!b.offset) return String(b.bound);
+    if (fr.mode === 'RANGE') throw unsupported('RANGE frames with an offset (use ROWS or GROUPS)');
+    const x = em.expr(b.offset as Node, scope);
+    if (x.sql === 'NULL') throw new EdgeError('invalid_request', `frame ${which} offset must not be null`, { details: { sqlstate: '22004' } });
+    if (/^-/.test(x.sql) || /^\(-/.test(x.sql)) throw new EdgeError('invalid_request', `frame ${which} offset must not be negative`, { details: { sqlstate: '22013' } });
+    return `${x.sql} ${String(b.bound)}`;
+  };
+  const ex = fr.exclude ? ` EXCLUDE ${String(fr.exclude)}` : '';
+  return `${String(fr.mode)} BETWEEN ${bound(fr.start as Node, 'starting')} AND ${bound(fr.end as Node, 'ending')}${ex}`;
 }
 
 export function emitCase(em: Emitter, n: Node, scope: Source[]): Expr {

@@ -38,7 +38,7 @@ export function valueErrorState(message: string): string | null {
   if (/^invalid input syntax for type (date|time|timestamp|timestamp with time zone|timestamp without time zone|interval)\b/.test(message)) return '22007';
   if (/^date\/time field value out of range/.test(message)) return '22008';
   if (/^(invalid input syntax for type |invalid input value for enum |malformed array literal)/.test(message)) return '22P02';
-  if (/out of range|^numeric field overflow/.test(message)) return '22003';
+  if (/out of range|^numeric field overflow|^percentile value .* is not between 0 and 1/.test(message)) return '22003';
   if (/^division by zero/.test(message)) return '22012';
   if (/^value too long for type /.test(message)) return '22001';
   if (/^unit ".*" not recognized|^cannot get array length/.test(message)) return '22023';

@@ -1,0 +1,126 @@
+import type { Entry } from './harness.js';
+
+/**
+ * Reporting queries as Supabase users write them (issue 17, late): date_trunc group-bys,
+ * FILTER, percentiles, window functions, coalesce/nullif chains, CASE forms, string_agg
+ * with order, DISTINCT ON, EXISTS / NOT EXISTS, interval arithmetic and to_char — with
+ * NULLs, empty groups and Postgres' own refusals.
+ */
+const o = (sql: string, params?: unknown[]): Entry => ({ sql, ordered: true, params });
+const u = (sql: string): Entry => ({ sql, unsupported: true });
+
+export const reporting: Array<string | Entry> = [
+  `create table rp_customers (id int primary key, name text not null, email text, plan text, signed_up_at timestamptz not null)`,
+  `create table rp_sales (id int primary key, customer_id int references rp_customers (id), region text, product text not null, amount numeric(12,2), qty int not null default 1, sold_at timestamptz not null, refunded boolean not null default false)`,
+  `insert into rp_customers values (1, 'Acme', 'ops@acme.test', 'pro', '2024-01-03T09:00:00Z'), (2, 'Globex', null, 'free', '2024-01-20T12:00:00Z'), (3, 'Initech', 'it@initech.test', null, '2024-02-11T08:30:00Z'), (4, 'Umbrella', '', 'pro', '2024-03-01T00:00:00Z')`,
+  `insert into rp_sales values
+    (1, 1, 'eu', 'widget', 100.00, 2, '2024-01-05T10:00:00Z', false),
+    (2, 1, 'eu', 'gadget', 250.50, 1, '2024-01-17T15:30:00Z', false),
+    (3, 2, 'us', 'widget', 80.25, 4, '2024-02-02T09:00:00Z', true),
+    (4, 3, 'us', 'gizmo', null, 1, '2024-02-14T18:45:00Z', false),
+    (5, 1, null, 'widget', 120.00, 3, '2024-02-28T23:59:59Z', false),
+    (6, 2, 'apac', 'gadget', 300.00, 1, '2024-03-01T00:00:00Z', false),
+    (7, null, 'eu', 'gizmo', 15.75, 10, '2024-03-15T12:00:00Z', true),
+    (8, 3, 'us', 'widget', 99.99, 1, '2024-03-31T20:00:00Z', false)`,
+
+  // ---- date_trunc group-bys
+  o(`select date_trunc('month', sold_at) as month, count(*) as n, sum(amount) as revenue from rp_sales group by 1 order by 1`),
+  o(`select date_trunc('month', sold_at) as month, sum(amount) filter (where not refunded) as net from rp_sales group by date_trunc('month', sold_at) order by month`),
+  o(`select date_trunc('week', sold_at) as week, count(*) from rp_sales group by week order by week`),
+  o(`select date_trunc('day', sold_at)::date as day, sum(qty) as units from rp_sales group by 1 order by 1 desc limit 3`),
+  o(`select extract(year from sold_at) as y, extract(month from sold_at) as m, count(*) from rp_sales group by 1, 2 order by 1, 2`),
+  o(`select to_char(sold_at, 'YYYY-MM') as month, round(avg(amount), 2) as avg_amount from rp_sales group by 1 order by 1`),
+  o(`select region, date_trunc('month', sold_at) as month, count(*) from rp_sales where region is not null group by region, month order by region, month`),
+
+  // ---- FILTER and conditional aggregates
+  `select count(*) filter (where refunded) as refunds, count(*) filter (where not refunded) as kept, count(amount) as priced from rp_sales`,
+  `select sum(qty) filter (where region = 'eu') as eu, sum(qty) filter (where region = 'us') as us, sum(qty) filter (where region = 'mars') as mars from rp_sales`,
+  o(`select product, count(*) filter (where amount > 100) as big, avg(amount) filter (where amount is not null) as avg_priced from rp_sales group by product order by product`),
+  `select sum(case when refunded then 0 else amount end) as net, sum(case when refunded then amount end) as refunded from rp_sales`,
+  `select count(distinct customer_id) as buyers, count(distinct region) as regions from rp_sales`,
+  o(`select product, bool_or(refunded) as any_refund, bool_and(qty > 0) as all_positive from rp_sales group by product order by product`),
+
+  // ---- percentiles and ordered-set aggregates
+  `select percentile_cont(0.5) within group (order by amount) as median from rp_sales`,
+  `select percentile_disc(0.5) within group (order by qty) as p50 from rp_sales`,
+  o(`select product, percentile_cont(0.9) within group (order by amount) as p90 from rp_sales group by product order by product`),
+  `select mode() within group (order by product) as top_product from rp_sales`,
+
+  // ---- window functions and frames
+  o(`select id, amount, sum(amount) over (order by sold_at) as running from rp_sales order by sold_at`),
+  o(`select id, region, amount, rank() over (partition by region order by amount desc nulls last) as r from rp_sales order by region nulls last, r, id`),
+  o(`select id, amount, lag(amount) over (order by id) as prev, lead(amount, 2) over (order by id) as next2 from rp_sales order by id`),
+  o(`select id, amount, sum(amount) over (order by id rows between 1 preceding and current row) as pair from rp_sales order by id`),
+  o(`select id, qty, avg(qty) over (order by id rows between 2 preceding and current row) as moving_avg from rp_sales order by id`),
+  o(`select id, qty, sum(qty) over (order by id rows between unbounded preceding and current row) as cum from rp_sales order by id`),
+  o(`select id, qty, max(qty) over (order by id rows between current row and 1 following) as ahead from rp_sales order by id`),
+  o(`select id, first_value(product) over (partition by customer_id order by sold_at) as first_buy, count(*) over (partition by customer_id) as n from rp_sales order by id`),
+  o(`select id, ntile(3) over (order by id) as bucket, round(cume_dist() over (order by qty)::numeric, 3) as cd from rp_sales order by id`),
+  o(`select id, amount, amount - avg(amount) over () as diff from rp_sales where amount is not null order by id`),
+  o(`select customer_id, sold_at, row_number() over (partition by customer_id order by sold_at desc) as rn from rp_sales where customer_id is not null order by customer_id, rn`),
+
+  // ---- coalesce / nullif chains and CASE forms
+  o(`select name, coalesce(nullif(email, ''), 'no email') as contact from rp_customers order by id`),
+  o(`select name, coalesce(plan, 'none') as plan, nullif(plan, 'free') as paid_plan from rp_customers order by id`),
+  o(`select id, coalesce(amount, 0) * qty as total from rp_sales order by id`),
+  o(`select id, amount / nullif(qty, 0) as unit from rp_sales order by id`),
+  o(`select id, case when amount is null then 'unpriced' when amount >= 200 then 'large' when amount >= 100 then 'medium' else 'small' end as size from rp_sales order by id`),
+  o(`select id, case region when 'eu' then 'Europe' when 'us' then 'Americas' else 'Other' end as area from rp_sales order by id`),
+  o(`select plan, count(*) from rp_customers group by plan order by case plan when 'pro' then 1 when 'free' then 2 else 3 end`),
+  o(`select id, coalesce(region, product, 'x') as label from rp_sales order by id`),
+
+  // ---- string_agg with order, DISTINCT ON
+  o(`select customer_id, string_agg(product, ', ' order by sold_at) as products from rp_sales group by customer_id order by customer_id nulls last`),
+  `select string_agg(distinct product, '|') as products from rp_sales`,
+  o(`select region, string_agg(id::text, ',' order by id desc) as ids from rp_sales group by region order by region nulls first`),
+  o(`select distinct on (customer_id) customer_id, product, sold_at from rp_sales where customer_id is not null order by customer_id, sold_at desc`),
+  o(`select distinct on (region) region, amount from rp_sales order by region, amount desc nulls last`),
+
+  // ---- EXISTS / NOT EXISTS / IN
+  o(`select name from rp_customers c where exists (select 1 from rp_sales s where s.customer_id = c.id and s.amount > 200) order by name`),
+  o(`select name from rp_customers c where not exists (select 1 from rp_sales s where s.customer_id = c.id) order by name`),
+  o(`select name from rp_customers where id in (select customer_id from rp_sales where refunded) order by name`),
+  o(`select name from rp_customers where id not in (select customer_id from rp_sales where customer_id is not null) order by name`),
+  o(`select c.name, (select count(*) from rp_sales s where s.customer_id = c.id) as orders from rp_customers c order by orders desc, c.name`),
+
+  // ---- interval arithmetic and date filters
+  o(`select id from rp_sales where sold_at >= '2024-03-01'::timestamptz - interval '1 day' order by id`),
+  o(`select id, sold_at + interval '30 days' as due from rp_sales where id <= 3 order by id`),
+  o(`select id, sold_at - interval '1 hour' as earlier from rp_sales where id = 1`),
+  o(`select c.name, s.sold_at - c.signed_up_at as since_signup from rp_customers c join rp_sales s on s.customer_id = c.id where s.id in (1, 3) order by s.id`),
+  o(`select id from rp_sales where sold_at between '2024-02-01' and '2024-02-29T23:59:59Z' order by id`),
+  o(`select id, extract(epoch from sold_at - '2024-01-01T00:00:00Z'::timestamptz) / 86400 as days_in from rp_sales order by id`),
+  o(`select date_trunc('month', sold_at) + interval '1 month' - interval '1 day' as month_end from rp_sales where id = 2`),
+  o(`select id, age('2024-12-31T00:00:00Z'::timestamptz, sold_at) as age from rp_sales where id in (1, 8) order by id`),
+
+  // ---- to_char
+  o(`select id, to_char(sold_at, 'YYYY-MM-DD HH24:MI') as at from rp_sales order by id`),
+  o(`select to_char(sold_at, 'Mon DD, YYYY') as d, to_char(sold_at, 'Day') as dow from rp_sales where id in (1, 6) order by id`),
+  o(`select to_char(amount, 'FM999,990.00') as price from rp_sales where amount is not null order by id`),
+  o(`select to_char(signed_up_at, 'YYYY"Q"Q') as quarter, count(*) from rp_customers group by 1 order by 1`),
+
+  o(`select id, qty, sum(qty) over (order by id rows 2 preceding) as last3 from rp_sales order by id`),
+  o(`select id, region, sum(qty) over (partition by region order by id rows between unbounded preceding and unbounded following) as region_total, last_value(id) over (partition by region order by id rows between current row and unbounded following) as last_id from rp_sales order by id`),
+  o(`select id, qty, sum(qty) over (order by qty groups between 1 preceding and 1 following) as near from rp_sales order by id`),
+  o(`select id, qty, sum(qty) over (order by id rows between 1 preceding and 1 following exclude current row) as neighbours from rp_sales order by id`),
+  o(`select id, count(amount) over (order by id rows between 2 preceding and 1 preceding) as priced_before from rp_sales order by id`),
+  `select percentile_cont(0.5) within group (order by amount) as m, percentile_disc(0.5) within group (order by amount) as d, mode() within group (order by region) as r from rp_sales where false`,
+  `select percentile_cont(null) within group (order by amount) as m from rp_sales`,
+  `select percentile_disc(0.25) within group (order by sold_at desc) as d, percentile_cont(0) within group (order by qty) as lo, percentile_cont(1) within group (order by qty) as hi from rp_sales`,
+  o(`select region, percentile_disc(0.5) within group (order by product) as p, mode() within group (order by qty desc) as m from rp_sales group by region order by region nulls last`),
+  `select percentile_cont(0.5) within group (order by qty) filter (where not refunded) as m from rp_sales`,
+  `select string_agg(distinct region, ',') as regions, string_agg(distinct region, ',') filter (where false) as none from rp_sales`,
+  `select percentile_cont(0.5) within group (order by product) from rp_sales`,
+  `select percentile_cont(0.5) within group (order by qty) over () from rp_sales`,
+  `select sum(qty) over (order by id rows between -1 preceding and current row) from rp_sales`,
+  `select sum(qty) over (order by id rows between current row and 1 preceding) from rp_sales`,
+  u(`select sum(qty) over (order by qty range between 1 preceding and current row) from rp_sales`),
+  u(`select sum(qty) over (order by sold_at range between interval '1 day' preceding and current row) from rp_sales`),
+
+  // ---- Postgres refuses these too
+  `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
+  `select sum(amount) over (order by id rows between 1 following and 1 preceding) from rp_sales`,
+  `select date_trunc('fortnight', sold_at) from rp_sales`,
+  `select region, count(*) from rp_sales group by 1 having amount > 0`,
+  `select coalesce(amount, 'none') from rp_sales`,
+];
