@@ -109,7 +109,8 @@ export function registerMore(db: Database.Database): void {
   });
 
   // ---- numeric: a double rounded to 15 significant digits, the most it holds exactly (0.1 + 0.2 → 0.3).
-  db.function('pe_num15', det, (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(15)) : v));
+  // note: an integral double is exact (past 2^53 it has no fraction to tidy): rounding it to 15 digits would only lose digits.
+  db.function('pe_num15', det, (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v) ? Number(v.toPrecision(15)) : v));
 
   // ---- text[] (JSON arrays)
   db.function('pe_array_to_string', { deterministic: true, varargs: true }, (a: unknown, sep: unknown, nul?: unknown) => {

@@ -51,4 +51,22 @@ export const pgDiffs: Array<string | Entry> = [
   o(`select name, max(mood) over (partition by team) as top from pd_people order by id`),
   `select sum('1')`,
   `select concat(1) as c`,
+
+  // ---- numeric (binary floating point here: docs/sql.md "Late differences" lists what still differs)
+  `create table pd_prices (id int primary key, price numeric(12,2), rate numeric, qty int)`,
+  `insert into pd_prices values (1, 10.10, 0.1, 3), (2, 20.2, 0.2, 1), (3, 0.75, 1.25, 2), (4, 99999999.99, null, 5), (5, null, 0.3, null)`,
+  `select 12345678901234567890::numeric + 1 as a, 12345678901234567890 * 2 as b`,
+  `select 1::numeric / 3 as a, 2::numeric / 3 as b, 10::numeric / 4 as c, 1.0 / 3 as d, 7 / 2.0 as e`,
+  `select 2::numeric ^ 0.5 as a, sqrt(2::numeric) as b, power(2::numeric, 64) as c`,
+  `select 0.1 + 0.2 as a, 0.1::numeric * 3 as b, 1.1 - 1 as c`,
+  `select sum(price) as s, avg(price) as a, sum(rate) as r, avg(qty) as q, sum(price * qty) as total from pd_prices`,
+  o(`select id, round(price * 1.075, 2) as with_tax, round(rate, 1) as r1, price / qty as unit from pd_prices order by id`),
+  `select round(2.5) as a, round(-2.5) as b, round(0.125, 2) as c, round(1.005, 2) as d, round(2.5::float8) as e`,
+  `select 1.10::numeric(10,2) as a, 5::numeric(10,2) as b, 123.456::numeric(5,2) as c, (1::numeric / 3)::numeric(10,4) as d`,
+  `select 1234.5::numeric(5,2)`,
+  `select 10::numeric % 3 as a, mod(10.5, 3) as b, -10.5 % 3 as c, 7.25 % 2 as d, null::numeric % 2 as e`,
+  o(`select id, price % 1 as cents from pd_prices order by id`),
+  `select 5.5 % 0`,
+  `select 1.5::float8 % 1`,
+  `select trunc(2.789, 1) as a, ceil(2.1::numeric) as b, floor(-2.1::numeric) as c, abs(-1.50) as d`,
 ];

@@ -213,7 +213,12 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
   if (op === '/' || op === '%') {
     // note: Postgres raises on division by zero; SQLite returns NULL. Made to raise.
     const div = `(CASE WHEN ${r.sql} = 0 THEN ${em.native ? 'NULL' : em._fn('pe_error', "'division by zero'")} ELSE ${r.sql} END)`;
-    if (op === '%' && (type === 'float8' || type === 'numeric')) throw unsupported('% on non-integers');
+    // note: Postgres has % for integers and numeric (the remainder takes the dividend's sign), none for double precision.
+    if (op === '%' && type === 'float8') throw new EdgeError('invalid_request', 'operator does not exist: double precision % double precision', { details: { sqlstate: '42883' } });
+    if (op === '%' && type === 'numeric') {
+      if (em.native) throw unsupported('% on numeric in DDL');
+      return { sql: em._fn('pe_mod', l.sql, r.sql), type, name: '?column?' };
+    }
     return { sql: `(${l.sql} ${op} ${div})`, type, name: '?column?' };
   }
   // note: numeric is exact in Postgres (0.1 + 0.2 = 0.3); here a double, so a sum, difference or product is rounded to 15 significant digits.
