@@ -117,10 +117,30 @@ export const reporting: Array<string | Entry> = [
   u(`select sum(qty) over (order by qty range between 1 preceding and current row) from rp_sales`),
   u(`select sum(qty) over (order by sold_at range between interval '1 day' preceding and current row) from rp_sales`),
 
+  // ---- more reporting shapes
+  o(`select product, count(*) as n, round(100.0 * count(*) / sum(count(*)) over (), 1) as pct from rp_sales group by product order by product`),
+  o(`select region, sum(amount) as revenue, sum(amount) / sum(sum(amount)) over () as share from rp_sales where region is not null group by region order by region`),
+  o(`with monthly as (select date_trunc('month', sold_at) as month, sum(amount) as revenue from rp_sales group by 1) select month, revenue, revenue - lag(revenue) over (order by month) as growth from monthly order by month`),
+  u(`select d::date as day, count(s.id) as n from generate_series('2024-03-01'::timestamptz, '2024-03-04'::timestamptz, interval '1 day') d left join rp_sales s on date_trunc('day', s.sold_at) = d group by d order by d`),
+  o(`select id, lag(qty, 1, 0) over (order by id) as prev_qty from rp_sales order by id`),
+  o(`select extract(dow from sold_at) as dow, extract(hour from sold_at) as h, date_part('day', sold_at) as dd from rp_sales order by id`),
+  o(`select s.id, s.sold_at::date - c.signed_up_at::date as days from rp_sales s join rp_customers c on c.id = s.customer_id order by s.id`),
+  o(`select customer_id, count(*) from rp_sales group by customer_id having count(*) > 1 order by customer_id`),
+  o(`select array_agg(distinct product order by product) as products from rp_sales`),
+  o(`select jsonb_build_object('n', count(*), 'revenue', sum(amount)) as summary from rp_sales`),
+  o(`select region, count(*) filter (where refunded) * 100.0 / count(*) as refund_rate from rp_sales group by region order by region nulls last`),
+  o(`select c.name, coalesce(sum(s.amount), 0) as spent from rp_customers c left join rp_sales s on s.customer_id = c.id and not s.refunded group by c.id, c.name order by spent desc, c.name`),
+  u(`select id, sold_at + qty * interval '1 day' as ship_by from rp_sales where id < 3 order by id`),
+  o(`select to_char(date_trunc('month', sold_at), 'FMMonth YYYY') as label, count(*) from rp_sales group by date_trunc('month', sold_at) order by date_trunc('month', sold_at)`),
+  o(`select case when extract(hour from sold_at) < 12 then 'am' else 'pm' end as half, count(*) from rp_sales group by 1 order by 1`),
+  o(`select name, case when plan is null then 'trial' when plan = 'pro' and email is not null and email <> '' then 'pro (reachable)' else plan end as segment from rp_customers order by id`),
+
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
   `select sum(amount) over (order by id rows between 1 following and 1 preceding) from rp_sales`,
   `select date_trunc('fortnight', sold_at) from rp_sales`,
   `select region, count(*) from rp_sales group by 1 having amount > 0`,
   `select coalesce(amount, 'none') from rp_sales`,
+  `select to_char(sold_at, 'YYYY') as y, count(*) from rp_sales group by date_trunc('month', sold_at)`,
+  `select date_trunc('month', sold_at) as m, sold_at, count(*) from rp_sales group by date_trunc('month', sold_at)`,
 ];

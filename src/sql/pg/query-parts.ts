@@ -131,7 +131,9 @@ export function emitValues(em: Emitter, rows: Node[][], outer: Source[]): { sql:
 export function emitCheckGrouping(em: Emitter, grouped: string[], sources: Source[]): void {
   const set = new Set(grouped);
   for (const b of em._bare ?? []) {
-    if ((b.within !== undefined && set.has(b.within)) || set.has(b.sql) || set.has(quoteIdent(b.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(b.name)}`)) continue;
+    // note: a column inside a grouped expression of its select item (`to_char(date_trunc('month', at), …)` grouped by the date_trunc) is grouped.
+    const outside = b.within === undefined ? null : grouped.reduce((w, g) => (g.includes(b.sql) ? w.split(g).join('\0') : w), b.within);
+    if ((outside !== null && !outside.includes(b.sql)) || (b.within !== undefined && set.has(b.within)) || set.has(b.sql) || set.has(quoteIdent(b.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(b.name)}`)) continue;
     const src = sources.find((x) => x.alias === b.alias);
     const pk = src?.columns?.find((c) => c.pk);
     if (pk && (set.has(quoteIdent(pk.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(pk.name)}`))) continue;
