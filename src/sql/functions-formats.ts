@@ -284,6 +284,19 @@ export function registerFormats(db: Database.Database): void {
     const iv = parseInterval(v);
     return (iv.months * 30 + iv.days) * 86400 + iv.ms / 1000;
   });
+  /** interval * number as Postgres' interval_mul: a fraction of a month spills into days of 30, of a day into hours of 24. */
+  db.function('pe_interval_mul', det, (v: unknown, factor: unknown) => {
+    if (v === null || factor === null) return null;
+    const iv = parseInterval(v);
+    const k = Number(factor);
+    const months = iv.months * k;
+    const wholeMonths = Math.trunc(months);
+    const days = iv.days * k + (months - wholeMonths) * 30;
+    const wholeDays = Math.trunc(days);
+    const ms = Math.round(iv.ms * k + (days - wholeDays) * 86400000);
+    const years = Math.trunc(wholeMonths / 12);
+    return showInterval(years, wholeMonths - years * 12, wholeDays, ms);
+  });
   db.function('pe_interval_text', det, (v: unknown) => {
     if (v === null) return null;
     const iv = parseInterval(v);

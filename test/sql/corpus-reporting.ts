@@ -130,10 +130,15 @@ export const reporting: Array<string | Entry> = [
   o(`select jsonb_build_object('n', count(*), 'revenue', sum(amount)) as summary from rp_sales`),
   o(`select region, count(*) filter (where refunded) * 100.0 / count(*) as refund_rate from rp_sales group by region order by region nulls last`),
   o(`select c.name, coalesce(sum(s.amount), 0) as spent from rp_customers c left join rp_sales s on s.customer_id = c.id and not s.refunded group by c.id, c.name order by spent desc, c.name`),
-  u(`select id, sold_at + qty * interval '1 day' as ship_by from rp_sales where id < 3 order by id`),
+  o(`select id, sold_at + qty * interval '1 day' as ship_by from rp_sales where id < 3 order by id`),
   o(`select to_char(date_trunc('month', sold_at), 'FMMonth YYYY') as label, count(*) from rp_sales group by date_trunc('month', sold_at) order by date_trunc('month', sold_at)`),
   o(`select case when extract(hour from sold_at) < 12 then 'am' else 'pm' end as half, count(*) from rp_sales group by 1 order by 1`),
   o(`select name, case when plan is null then 'trial' when plan = 'pro' and email is not null and email <> '' then 'pro (reachable)' else plan end as segment from rp_customers order by id`),
+
+  o(`select interval '1 day' * 2 as a, 3 * interval '1 hour' as b, interval '1 month' * 1.5 as c, interval '1 day 2 hours' * 0.5 as d, interval '1 hour' * null::int as e`),
+  o(`select id, sold_at + (id - 1) * interval '1 week' as follow_up, interval '1 year 1 month' * qty as term from rp_sales where id in (1, 3) order by id`),
+  o(`select id from rp_sales where sold_at < '2024-01-01T00:00:00Z'::timestamptz + 2 * interval '1 month' order by id`),
+  o(`select ('2024-03-01'::timestamptz + g * interval '1 day')::date as day, (select count(*) from rp_sales s where s.sold_at >= '2024-03-01'::timestamptz + g * interval '1 day' and s.sold_at < '2024-03-01'::timestamptz + (g + 1) * interval '1 day') as n from generate_series(0, 3) g order by g`),
 
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,

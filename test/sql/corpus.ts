@@ -531,7 +531,7 @@ const raw: Array<string | Entry> = [
   `select md5('x') as m`,
   o(`select id, sum(pages) over (order by id rows between 1 preceding and current row) as s from books order by id`),
   u(`begin`),
-  u(`select '1 day'::interval * 2`),
+  `select '1 day'::interval * 2 as twice`,
   u(`select now() - '2024-01-01'::date`),
   u(`select title from books for update`),
 ];

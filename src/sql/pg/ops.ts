@@ -195,7 +195,13 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
   if (op === '+' && l.type === 'interval' && isTs(r.type)) {
     return { sql: em._fn('pe_ts_add', r.sql, l.sql, '1'), type: 'timestamptz', name: '?column?' };
   }
-  if (l.type === 'interval' || r.type === 'interval' || isTs(l.type) || isTs(r.type)) throw unsupported(`${op} on dates and intervals other than timestamptz ± interval`);
+  // note: interval * number and number * interval (`qty * interval '1 day'`), as Postgres' interval_mul.
+  const isNumber = (t: PgType | null) => isInt(t) || t === 'float8' || t === 'numeric';
+  if (op === '*' && !em.native && ((l.type === 'interval' && isNumber(r.type)) || (r.type === 'interval' && isNumber(l.type)))) {
+    const [iv, k] = l.type === 'interval' ? [l, r] : [r, l];
+    return { sql: em._fn('pe_interval_mul', iv.sql, k.sql), type: 'interval', name: '?column?' };
+  }
+  if (l.type === 'interval' || r.type === 'interval' || isTs(l.type) || isTs(r.type)) throw unsupported(`${op} on dates and intervals other than timestamptz ± interval and interval * number`);
   if (l.type === 'unknown') l = emitCastTo(em, l, r.type === 'float8' || r.type === 'numeric' ? 'float8' : 'int8');
   if (r.type === 'unknown') r = emitCastTo(em, r, l.type === 'float8' || l.type === 'numeric' ? 'float8' : 'int8');
   const isNum = (t: PgType | null) => t === null || t === 'int4' || t === 'int8' || t === 'float8' || t === 'numeric';
