@@ -121,7 +121,7 @@ export const reporting: Array<string | Entry> = [
   o(`select product, count(*) as n, round(100.0 * count(*) / sum(count(*)) over (), 1) as pct from rp_sales group by product order by product`),
   o(`select region, sum(amount) as revenue, sum(amount) / sum(sum(amount)) over () as share from rp_sales where region is not null group by region order by region`),
   o(`with monthly as (select date_trunc('month', sold_at) as month, sum(amount) as revenue from rp_sales group by 1) select month, revenue, revenue - lag(revenue) over (order by month) as growth from monthly order by month`),
-  u(`select d::date as day, count(s.id) as n from generate_series('2024-03-01'::timestamptz, '2024-03-04'::timestamptz, interval '1 day') d left join rp_sales s on date_trunc('day', s.sold_at) = d group by d order by d`),
+  o(`select d::date as day, count(s.id) as n from generate_series('2024-03-01'::timestamptz, '2024-03-04'::timestamptz, interval '1 day') d left join rp_sales s on date_trunc('day', s.sold_at) = d group by d order by d`),
   o(`select id, lag(qty, 1, 0) over (order by id) as prev_qty from rp_sales order by id`),
   o(`select extract(dow from sold_at) as dow, extract(hour from sold_at) as h, date_part('day', sold_at) as dd from rp_sales order by id`),
   o(`select s.id, s.sold_at::date - c.signed_up_at::date as days from rp_sales s join rp_customers c on c.id = s.customer_id order by s.id`),
@@ -139,6 +139,12 @@ export const reporting: Array<string | Entry> = [
   o(`select id, sold_at + (id - 1) * interval '1 week' as follow_up, interval '1 year 1 month' * qty as term from rp_sales where id in (1, 3) order by id`),
   o(`select id from rp_sales where sold_at < '2024-01-01T00:00:00Z'::timestamptz + 2 * interval '1 month' order by id`),
   o(`select ('2024-03-01'::timestamptz + g * interval '1 day')::date as day, (select count(*) from rp_sales s where s.sold_at >= '2024-03-01'::timestamptz + g * interval '1 day' and s.sold_at < '2024-03-01'::timestamptz + (g + 1) * interval '1 day') as n from generate_series(0, 3) g order by g`),
+
+  o(`select g from generate_series('2024-01-31T00:00:00Z'::timestamptz, '2024-06-01T00:00:00Z'::timestamptz, interval '1 month') g`),
+  o(`select g as at from generate_series('2024-03-02'::date, '2024-03-01'::date, '-6 hours') g`),
+  o(`select count(*) as n from generate_series('2024-01-01T00:00:00Z'::timestamptz, '2024-01-01T00:00:00Z'::timestamptz - interval '1 day', interval '1 hour') g`),
+  `select * from generate_series('2024-01-01'::timestamptz, '2024-01-02'::timestamptz, interval '0 days')`,
+  `select * from generate_series('2024-01-01'::timestamptz, '2024-01-02'::timestamptz, 5)`,
 
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
