@@ -35,7 +35,17 @@ export function registerFormats(db: Database.Database): void {
       const w = cased(word, tok);
       return fm ? w : w.padEnd(width, ' ');
     };
+    // note: ISO 8601 week-numbering (IYYY, IW, ID, IDDD): weeks start on Monday, week 1 holds the year's first Thursday.
+    const iso = (): { year: number; week: number } => {
+      const thu = new Date(Date.UTC(y, mo, day + 3 - ((dow + 6) % 7)));
+      const year = thu.getUTCFullYear();
+      return { year, week: 1 + Math.floor((thu.getTime() - Date.UTC(year, 0, 1)) / (7 * 86400000)) };
+    };
+    const isoDay = (dow + 6) % 7 + 1;
     const nums: Array<[string, () => number, number]> = [
+      ['IYYY', () => iso().year, 4], ['IYY', () => iso().year % 1000, 3], ['IY', () => iso().year % 100, 2],
+      ['IW', () => iso().week, 2], ['IDDD', () => (iso().week - 1) * 7 + isoDay, 3], ['ID', () => isoDay, 1],
+      ['WW', () => Math.floor((doy - 1) / 7) + 1, 2], ['W', () => Math.floor((day - 1) / 7) + 1, 1],
       ['YYYY', () => y, 4], ['YYY', () => y % 1000, 3], ['YY', () => y % 100, 2], ['Y', () => y % 10, 1],
       ['HH24', () => h, 2], ['HH12', () => h % 12 || 12, 2], ['HH', () => h % 12 || 12, 2], ['MI', () => d.getUTCMinutes(), 2],
       ['SS', () => d.getUTCSeconds(), 2], ['MS', () => d.getUTCMilliseconds(), 3], ['US', () => d.getUTCMilliseconds() * 1000, 6],

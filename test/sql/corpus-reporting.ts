@@ -146,6 +146,14 @@ export const reporting: Array<string | Entry> = [
   `select * from generate_series('2024-01-01'::timestamptz, '2024-01-02'::timestamptz, interval '0 days')`,
   `select * from generate_series('2024-01-01'::timestamptz, '2024-01-02'::timestamptz, 5)`,
 
+  o(`select to_char(sold_at, 'IYYY-IW') as wk, count(*) from rp_sales group by 1 order by 1`),
+  o(`select id, to_char(sold_at, 'IYYY IW ID IDDD') as iso, to_char(sold_at, 'WW W') as weeks from rp_sales order by id`),
+  o(`select to_char('2021-01-03T00:00:00Z'::timestamptz, 'IYYY-IW-ID') as a, to_char('2020-12-31T00:00:00Z'::timestamptz, 'IYYY-IW') as b, to_char('2024-12-30T00:00:00Z'::timestamptz, 'IYYY-"W"IW') as c`),
+  o(`select id, nth_value(product, 2) over (order by id) as second, nth_value(amount, 3) over (order by id rows between unbounded preceding and unbounded following) as third from rp_sales order by id`),
+  `select nth_value(product, 0) over (order by id) from rp_sales`,
+  o(`select date(sold_at) as d, count(*) from rp_sales group by date(sold_at) order by d`),
+  `select date('2024-02-30')`,
+
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
   `select sum(amount) over (order by id rows between 1 following and 1 preceding) from rp_sales`,

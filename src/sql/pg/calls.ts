@@ -10,6 +10,7 @@ import type { CatalogFunction } from './catalog/types.js';
 import { AGGREGATES, type Emitter, type Expr, NOW, type Node, type Source, UTC_ZONES, UUID_V4, callName, columnName, unsupported } from './emit.js';
 import { emitPair, emitTextOf } from './ops.js';
 import { emitOrderItem } from './query-parts.js';
+import { emitCastTo } from './cast.js';
 import { enumCast, enumLabelAt, enumLabels, enumPosition } from './types-ddl.js';
 
 /** Functions the switch of emitFunctionCore keeps before the catalog (it types their literals from the other arguments). */
@@ -28,7 +29,7 @@ export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
     if (args.length !== 1) throw new EdgeError('invalid_request', `${name}() takes one argument`);
     return emitAggregate(em, { type: 'aggr_func', name, args: { expr: args[0] }, over: n.over }, scope);
   }
-  if (n.over && ['row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'percent_rank', 'cume_dist'].includes(name)) {
+  if (n.over && ['row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value', 'percent_rank', 'cume_dist'].includes(name)) {
     return emitWindowFunc(em, { ...n, name }, scope);
   }
   if (n.over) return emitWindowed(em, name, emitFunctionCore(em, name, n, scope), n, scope);
@@ -88,6 +89,13 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     case 'not': {
       arity(1);
       return r(`(NOT ${em.bool(args[0]!, scope)})`, 'bool');
+    }
+    case 'date': {
+      // note: date(x) is Postgres' cast function (`date(created_at)`, the day in the session's zone, UTC here).
+      arity(1);
+      const x = a(0);
+      if (x.type !== 'timestamptz' && x.type !== 'timestamp' && x.type !== 'date' && x.type !== 'unknown' && x.type !== 'text') break;
+      return r(emitCastTo(em, x, 'date').sql, 'date');
     }
     case 'coalesce': {
       if (args.length < 1) throw new EdgeError('invalid_request', 'coalesce needs arguments');
@@ -409,6 +417,13 @@ export function emitWindowFunc(em: Emitter, n: Node, scope: Source[]): Expr {
     case 'cume_dist':
       e = { sql: `${name}()`, type: 'float8', name };
       break;
+    case 'nth_value': {
+      if (args.length !== 2) throw new EdgeError('invalid_request', 'function nth_value takes two arguments', { details: { sqlstate: '42883' } });
+      // note: Postgres refuses n < 1 (22016); SQLite would say it in its own words.
+      if (/^-?\d+$/.test(args[1]!.sql) && Number(args[1]!.sql) < 1) throw new EdgeError('invalid_request', 'argument of nth_value must be greater than zero', { details: { sqlstate: '22016' } });
+      e = { sql: `nth_value(${args[0]!.sql}, ${args[1]!.sql})`, type: args[0]!.type, name };
+      break;
+    }
     default:
       throw unsupported(`window function ${name}()`);
   }
