@@ -46,6 +46,8 @@ export function registerFormats(db: Database.Database): void {
       ['IYYY', () => iso().year, 4], ['IYY', () => iso().year % 1000, 3], ['IY', () => iso().year % 100, 2],
       ['IW', () => iso().week, 2], ['IDDD', () => (iso().week - 1) * 7 + isoDay, 3], ['ID', () => isoDay, 1],
       ['WW', () => Math.floor((doy - 1) / 7) + 1, 2], ['W', () => Math.floor((day - 1) / 7) + 1, 1],
+      ['CC', () => (y > 0 ? Math.floor((y - 1) / 100) + 1 : -Math.floor(-y / 100) - 1), 2], ['J', () => Date.UTC(y, mo, day) / 86400000 + 2440588, 1],
+      ['SSSSS', () => h * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds(), 1], ['SSSS', () => h * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds(), 1],
       ['YYYY', () => y, 4], ['YYY', () => y % 1000, 3], ['YY', () => y % 100, 2], ['Y', () => y % 10, 1],
       ['HH24', () => h, 2], ['HH12', () => h % 12 || 12, 2], ['HH', () => h % 12 || 12, 2], ['MI', () => d.getUTCMinutes(), 2],
       ['SS', () => d.getUTCSeconds(), 2], ['MS', () => d.getUTCMilliseconds(), 3], ['US', () => d.getUTCMilliseconds() * 1000, 6],
@@ -86,6 +88,19 @@ export function registerFormats(db: Database.Database): void {
         i += mer.length;
         continue;
       }
+      // note: the offset patterns of the session zone, UTC here.
+      const zone = (['TZH', 'TZM', 'OF'] as const).find((t) => up.startsWith(t));
+      if (zone) {
+        out += zone === 'TZM' ? '00' : zone === 'TZH' ? '+00' : '+00';
+        i += zone.length;
+        continue;
+      }
+      if (up.startsWith('RM')) {
+        const roman = ROMAN[mo]!;
+        out += (rest[0] === 'r' ? roman.toLowerCase() : roman).padEnd(fm ? 0 : 4, ' ');
+        i += 2;
+        continue;
+      }
       if (up.startsWith('TZ')) {
         out += rest[0] === 't' ? 'utc' : 'UTC';
         i += 2;
@@ -93,8 +108,16 @@ export function registerFormats(db: Database.Database): void {
       }
       const n = nums.find(([t]) => up.startsWith(t));
       if (n) {
-        out += fm ? String(n[1]()) : z(n[1](), n[2]);
+        const v = n[1]();
+        out += fm ? String(v) : z(v, n[2]);
         i += n[0].length;
+        // note: TH / th after a number is its ordinal suffix (1st, 22ND), as Postgres writes it.
+        const suffix = pat.slice(i, i + 2);
+        if (suffix === 'TH' || suffix === 'th') {
+          const ord = v % 100 >= 11 && v % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][v % 10] ?? 'th');
+          out += suffix === 'TH' ? ord.toUpperCase() : ord;
+          i += 2;
+        }
         continue;
       }
       if (rest[0] === '\\' && rest.length > 1) {
@@ -314,3 +337,6 @@ export function registerFormats(db: Database.Database): void {
     return showInterval(years, iv.months - years * 12, iv.days, iv.ms);
   });
 }
+
+const ROMAN = ['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X', 'XI', 'XII'];
+

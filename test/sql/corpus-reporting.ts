@@ -153,6 +153,11 @@ export const reporting: Array<string | Entry> = [
   `select nth_value(product, 0) over (order by id) from rp_sales`,
   o(`select date(sold_at) as d, count(*) from rp_sales group by date(sold_at) order by d`),
   `select date('2024-02-30')`,
+  o(`select to_char('2024-03-01T09:05:07Z'::timestamptz, 'FMDDth Month YYYY') as a, to_char('2024-03-22T09:05:07Z'::timestamptz, 'DDTH') as b, to_char('2024-03-23T09:05:07Z'::timestamptz, 'DDth') as c, to_char('2024-03-12T00:00:00Z'::timestamptz, 'FMDDth') as d`),
+  o(`select to_char('2024-03-01T09:05:07Z'::timestamptz, 'CC J RM rm SSSS') as a, to_char('2024-12-01T00:00:00Z'::timestamptz, 'FMRM') as b`),
+  o(`select to_char('2024-03-01T09:05:07Z'::timestamptz, 'TZH:TZM OF') as a, to_char('2024-03-01T09:05:07Z'::timestamptz, 'YYYY-MM-DD"T"HH24:MI:SS') as b`),
+  o(`select to_char('2024-03-01T09:05:07Z'::timestamptz, 'Dy, DD Mon YYYY HH24:MI:SS') as rfc, to_char('2024-03-01T09:05:07Z'::timestamptz, 'dd.mm.yyyy hh24:mi') as lower`),
+  o(`select to_char(1234567.891, 'FM9,999,999.00') as a, to_char(-5, '999') as b, to_char(0.5, '0.99') as c, to_char(12, 'FM00') as d`),
 
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
