@@ -330,6 +330,43 @@ export function registerFormats(db: Database.Database): void {
     const years = Math.trunc(wholeMonths / 12);
     return showInterval(years, wholeMonths - years * 12, wholeDays, ms);
   });
+  /** date_bin(stride, ts, origin): the start of ts's bin of width stride counted from origin (no months or years in the stride). */
+  db.function('pe_date_bin', det, (stride: unknown, v: unknown, origin: unknown) => {
+    if (stride === null || v === null || origin === null) return null;
+    const iv = parseInterval(stride);
+    if (iv.months) return fail('timestamps cannot be binned into intervals containing months or years');
+    const width = iv.days * 86400000 + iv.ms;
+    if (width <= 0) return fail('stride must be greater than zero');
+    const o = time(origin).getTime();
+    return new Date(o + Math.floor((time(v).getTime() - o) / width) * width).toISOString();
+  });
+  /** justify_days: each 30 days a month; justify_hours: each 24 hours a day (Postgres keeps the signs of the parts together). */
+  db.function('pe_justify', det, (v: unknown, what: unknown) => {
+    if (v === null) return null;
+    const iv = parseInterval(v);
+    let { months, days, ms } = iv;
+    if (what === 'days') {
+      months += Math.trunc(days / 30);
+      days -= Math.trunc(days / 30) * 30;
+      if (months > 0 && days < 0) [months, days] = [months - 1, days + 30];
+      else if (months < 0 && days > 0) [months, days] = [months + 1, days - 30];
+    } else {
+      days += Math.trunc(ms / 86400000);
+      ms -= Math.trunc(ms / 86400000) * 86400000;
+      if (days > 0 && ms < 0) [days, ms] = [days - 1, ms + 86400000];
+      else if (days < 0 && ms > 0) [days, ms] = [days + 1, ms - 86400000];
+    }
+    const years = Math.trunc(months / 12);
+    return showInterval(years, months - years * 12, days, ms);
+  });
+  db.function('pe_width_bucket', det, (x: unknown, lo: unknown, hi: unknown, n: unknown) => {
+    if (x === null || lo === null || hi === null || n === null) return null;
+    const [v, a, b, k] = [Number(x), Number(lo), Number(hi), Number(n)];
+    if (k <= 0) return fail('count must be greater than zero');
+    if (a === b) return fail('lower bound cannot equal upper bound');
+    if (a < b) return v < a ? 0 : v >= b ? k + 1 : Math.floor(((v - a) / (b - a)) * k) + 1;
+    return v > a ? 0 : v <= b ? k + 1 : Math.floor(((a - v) / (a - b)) * k) + 1;
+  });
   db.function('pe_interval_text', det, (v: unknown) => {
     if (v === null) return null;
     const iv = parseInterval(v);

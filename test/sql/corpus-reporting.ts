@@ -159,6 +159,16 @@ export const reporting: Array<string | Entry> = [
   o(`select to_char('2024-03-01T09:05:07Z'::timestamptz, 'Dy, DD Mon YYYY HH24:MI:SS') as rfc, to_char('2024-03-01T09:05:07Z'::timestamptz, 'dd.mm.yyyy hh24:mi') as lower`),
   o(`select to_char(1234567.891, 'FM9,999,999.00') as a, to_char(-5, '999') as b, to_char(0.5, '0.99') as c, to_char(12, 'FM00') as d`),
 
+  o(`select date_bin('15 minutes', sold_at, '2024-01-01') as bin, count(*) from rp_sales group by 1 order by 1`),
+  o(`select id, date_bin(interval '1 day', sold_at, '2024-01-01T06:00:00Z'::timestamptz) as shift_day, date_bin('1 hour', null::timestamptz, '2024-01-01') as none from rp_sales where id in (1, 5) order by id`),
+  o(`select width_bucket(qty, 0, 10, 5) as b, count(*) from rp_sales group by 1 order by 1`),
+  o(`select width_bucket(amount, 300, 0, 3) as b, width_bucket(null::float8, 0, 1, 2) as n from rp_sales order by id`),
+  o(`select justify_days(interval '35 days') as a, justify_days(interval '-35 days') as b, justify_hours(interval '27 hours') as c, justify_days(interval '1 month -10 days') as d`),
+  `select date_bin('1 month', sold_at, '2024-01-01') from rp_sales`,
+  `select date_bin('0 minutes', sold_at, '2024-01-01') from rp_sales`,
+  `select width_bucket(qty, 0, 10, 0) from rp_sales`,
+  `select width_bucket(qty, 5, 5, 2) from rp_sales`,
+
   // ---- Postgres refuses these too
   `select percentile_cont(1.5) within group (order by amount) from rp_sales`,
   `select sum(amount) over (order by id rows between 1 following and 1 preceding) from rp_sales`,

@@ -48,6 +48,9 @@ export function valueErrorState(message: string): string | null {
   if (/^null character not permitted/.test(message)) return '54000';
   if (/^step size cannot equal zero|^cannot extract elements from|^cannot call jsonb_\w+ on|^cannot deconstruct/.test(message)) return '22023';
   if (/^invalid regular expression/.test(message)) return '2201B';
+  if (/^stride must be greater than zero/.test(message)) return '22023';
+  if (/^timestamps cannot be binned/.test(message)) return '0A000';
+  if (/^count must be greater than zero|^lower bound cannot equal upper bound/.test(message)) return '2201G';
   if (/^LIMIT must not be negative/.test(message)) return '2201W';
   if (/^OFFSET must not be negative/.test(message)) return '2201X';
   if (/^more than one row returned by a subquery|^ON CONFLICT DO UPDATE command cannot affect row a second time/.test(message)) return '21000';
