@@ -49,6 +49,10 @@ export const pgDiffs: Array<string | Entry> = [
   o(`select mood, count(*) as n from pd_people group by 1 order by 1`),
   o(`select name, mood from pd_people order by mood::text desc nulls last, name`),
   o(`select name, max(mood) over (partition by team) as top from pd_people order by id`),
+  o(`select mood from pd_people union select 'ok'::pd_mood order by 1`),
+  o(`select mood as m, name from pd_people where id < 4 union all select mood, name from pd_people where id >= 4 order by m desc nulls last, name limit 4`),
+  o(`select mood, name from pd_people union select 'abc', 'zed' order by mood, 2 offset 1`),
+  o(`select name from pd_people union select team from pd_people where team is not null order by 1`),
   `select sum('1')`,
   `select concat(1) as c`,
 

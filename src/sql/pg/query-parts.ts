@@ -1,5 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
-import { enumKeyOf, enumOrderKey } from './types-ddl.js';
+import { enumKeyOf, enumLabels, enumOrderKey, enumPosition } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { lateralFunction, tableFunction } from './from-functions.js';
@@ -231,6 +231,27 @@ export function emitOrderLimit(em: Emitter, n: Node, sources: Source[], aliases:
     else throw unsupported('this LIMIT form');
   }
   return sql;
+}
+
+/**
+ * ORDER BY of a set operation (`… union … order by 1`) that names an enum output column: the
+ * set operation as a subquery, sorted outside by the labels' order (SQLite sorts a compound
+ * by its result columns only). Null when no order item names an enum column.
+ */
+export function emitSetOrder(em: Emitter, n: Node, columns: ColumnType[], inner: string): string | null {
+  const order = Array.isArray(n.orderby) ? (n.orderby as Node[]) : [];
+  const named = (e: Node): ColumnType | undefined => (e.type === 'number' ? columns[Number(e.value) - 1] : e.type === 'column_ref' && !e.table ? columns.find((c) => c.name === columnName(e)) : undefined);
+  if (!order.some((o) => named(o.expr as Node)?.enum)) return null;
+  const items = order.map((o) => {
+    const c = named(o.expr as Node);
+    if (!c) throw unsupported('ORDER BY of a set operation by other than its output columns');
+    const labels = c.enum ? enumLabels(em, c.enum) : null;
+    const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
+    const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : null;
+    const nullsSql = nulls === 'NULLS FIRST' ? ' NULLS FIRST' : nulls === 'NULLS LAST' ? ' NULLS LAST' : dir === 'ASC' ? ' NULLS LAST' : ' NULLS FIRST';
+    return `${labels ? enumPosition(labels, quoteIdent(c.name)) : quoteIdent(c.name)} ${dir}${nullsSql}`;
+  });
+  return `SELECT * FROM (${inner}) ORDER BY ${items.join(', ')}${emitOrderLimit(em, { ...n, orderby: null }, [], new Map(), true)}`;
 }
 
 export function emitLimitValue(em: Emitter, v: Node): string {
