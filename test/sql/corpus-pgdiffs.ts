@@ -53,6 +53,9 @@ export const pgDiffs: Array<string | Entry> = [
   o(`select mood as m, name from pd_people where id < 4 union all select mood, name from pd_people where id >= 4 order by m desc nulls last, name limit 4`),
   o(`select mood, name from pd_people union select 'abc', 'zed' order by mood, 2 offset 1`),
   o(`select name from pd_people union select team from pd_people where team is not null order by 1`),
+  `select mode() within group (order by mood) as m, percentile_disc(0.5) within group (order by mood) as p, percentile_disc(0.9) within group (order by mood desc) as d from pd_people`,
+  o(`select team, mode() within group (order by mood) as m from pd_people group by team order by team nulls last`),
+  `select percentile_cont(0.5) within group (order by mood) from pd_people`,
   `select sum('1')`,
   `select concat(1) as c`,
 

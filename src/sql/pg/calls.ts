@@ -380,10 +380,13 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         // note: WITHIN GROUP (ORDER BY x) (lower.ts withinGroup): the group's values to a function that sorts them.
         const numeric = x.type === 'int4' || x.type === 'int8' || x.type === 'float8' || x.type === 'numeric';
         if (name === 'percentile_cont' && !numeric) throw new EdgeError('invalid_request', `function percentile_cont(double precision, ${pgTypeName(x.type ?? 'text')}) does not exist`, { details: { sqlstate: '42883' } });
-        if (x.type === 'jsonb' || x.type === 'json' || x.enum || isArrayType(x.type)) throw unsupported(`${name}() of ${x.enum ?? String(x.type)}`);
+        if (x.type === 'jsonb' || x.type === 'json' || isArrayType(x.type)) throw unsupported(`${name}() of ${String(x.type)}`);
         const frac = args.fraction ? em.coerce(em.expr(args.fraction, scope), 'float8').sql : 'NULL';
         const kind = name === 'percentile_cont' ? 'cont' : name === 'percentile_disc' ? 'disc' : 'mode';
-        out = { sql: em._fn('pe_ordered_set', `json_group_array(${x.sql})${f}`, quoteLiteral(kind), frac, args.desc ? '1' : '0'), type: name === 'percentile_cont' ? 'float8' : x.type, name };
+        // note: an enum sorts by its labels' order: its positions go in, the label comes back.
+        const labels = x.enum ? enumLabels(em, x.enum) : null;
+        const set = em._fn('pe_ordered_set', `json_group_array(${labels ? enumPosition(labels, x.sql) : x.sql})${f}`, quoteLiteral(kind), frac, args.desc ? '1' : '0');
+        out = labels ? { sql: enumLabelAt(labels, set), type: x.type, name, enum: x.enum } : { sql: set, type: name === 'percentile_cont' ? 'float8' : x.type, name };
         break;
       }
       default:
