@@ -39,7 +39,12 @@ export function registerEveryday(db: Database.Database): void {
     if (a === null || b === null) return null;
     if (Number(b) === 0) return fail('division by zero');
     if (isInt(a) && isInt(b)) return a % b;
-    return Number(a) % Number(b);
+    // note: numeric's remainder is exact in Postgres (99999999.99 % 1 = 0.99): computed on the decimal digits written, where they fit a double exactly.
+    const [x, y] = [Number(a), Number(b)];
+    const places = Math.max(...[x, y].map((v) => /\.(\d+)$/.exec(String(v))?.[1]?.length ?? (/e/.test(String(v)) ? 99 : 0)));
+    const k = 10 ** places;
+    if (places <= 15 && Math.abs(x) * k < 2 ** 53 && Math.abs(y) * k < 2 ** 53) return (Math.round(x * k) % Math.round(y * k)) / k;
+    return x % y;
   });
   db.function('pe_div', big, (a: unknown, b: unknown) => {
     if (a === null || b === null) return null;

@@ -35,7 +35,19 @@ export function registerFormats(db: Database.Database): void {
       const w = cased(word, tok);
       return fm ? w : w.padEnd(width, ' ');
     };
+    // note: ISO 8601 week-numbering (IYYY, IW, ID, IDDD): weeks start on Monday, week 1 holds the year's first Thursday.
+    const iso = (): { year: number; week: number } => {
+      const thu = new Date(Date.UTC(y, mo, day + 3 - ((dow + 6) % 7)));
+      const year = thu.getUTCFullYear();
+      return { year, week: 1 + Math.floor((thu.getTime() - Date.UTC(year, 0, 1)) / (7 * 86400000)) };
+    };
+    const isoDay = (dow + 6) % 7 + 1;
     const nums: Array<[string, () => number, number]> = [
+      ['IYYY', () => iso().year, 4], ['IYY', () => iso().year % 1000, 3], ['IY', () => iso().year % 100, 2],
+      ['IW', () => iso().week, 2], ['IDDD', () => (iso().week - 1) * 7 + isoDay, 3], ['ID', () => isoDay, 1],
+      ['WW', () => Math.floor((doy - 1) / 7) + 1, 2], ['W', () => Math.floor((day - 1) / 7) + 1, 1],
+      ['CC', () => (y > 0 ? Math.floor((y - 1) / 100) + 1 : -Math.floor(-y / 100) - 1), 2], ['J', () => Date.UTC(y, mo, day) / 86400000 + 2440588, 1],
+      ['SSSSS', () => h * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds(), 1], ['SSSS', () => h * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds(), 1],
       ['YYYY', () => y, 4], ['YYY', () => y % 1000, 3], ['YY', () => y % 100, 2], ['Y', () => y % 10, 1],
       ['HH24', () => h, 2], ['HH12', () => h % 12 || 12, 2], ['HH', () => h % 12 || 12, 2], ['MI', () => d.getUTCMinutes(), 2],
       ['SS', () => d.getUTCSeconds(), 2], ['MS', () => d.getUTCMilliseconds(), 3], ['US', () => d.getUTCMilliseconds() * 1000, 6],
@@ -76,6 +88,19 @@ export function registerFormats(db: Database.Database): void {
         i += mer.length;
         continue;
       }
+      // note: the offset patterns of the session zone, UTC here.
+      const zone = (['TZH', 'TZM', 'OF'] as const).find((t) => up.startsWith(t));
+      if (zone) {
+        out += zone === 'TZM' ? '00' : zone === 'TZH' ? '+00' : '+00';
+        i += zone.length;
+        continue;
+      }
+      if (up.startsWith('RM')) {
+        const roman = ROMAN[mo]!;
+        out += (rest[0] === 'r' ? roman.toLowerCase() : roman).padEnd(fm ? 0 : 4, ' ');
+        i += 2;
+        continue;
+      }
       if (up.startsWith('TZ')) {
         out += rest[0] === 't' ? 'utc' : 'UTC';
         i += 2;
@@ -83,8 +108,16 @@ export function registerFormats(db: Database.Database): void {
       }
       const n = nums.find(([t]) => up.startsWith(t));
       if (n) {
-        out += fm ? String(n[1]()) : z(n[1](), n[2]);
+        const v = n[1]();
+        out += fm ? String(v) : z(v, n[2]);
         i += n[0].length;
+        // note: TH / th after a number is its ordinal suffix (1st, 22ND), as Postgres writes it.
+        const suffix = pat.slice(i, i + 2);
+        if (suffix === 'TH' || suffix === 'th') {
+          const ord = v % 100 >= 11 && v % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][v % 10] ?? 'th');
+          out += suffix === 'TH' ? ord.toUpperCase() : ord;
+          i += 2;
+        }
         continue;
       }
       if (rest[0] === '\\' && rest.length > 1) {
@@ -284,6 +317,56 @@ export function registerFormats(db: Database.Database): void {
     const iv = parseInterval(v);
     return (iv.months * 30 + iv.days) * 86400 + iv.ms / 1000;
   });
+  /** interval * number as Postgres' interval_mul: a fraction of a month spills into days of 30, of a day into hours of 24. */
+  db.function('pe_interval_mul', det, (v: unknown, factor: unknown) => {
+    if (v === null || factor === null) return null;
+    const iv = parseInterval(v);
+    const k = Number(factor);
+    const months = iv.months * k;
+    const wholeMonths = Math.trunc(months);
+    const days = iv.days * k + (months - wholeMonths) * 30;
+    const wholeDays = Math.trunc(days);
+    const ms = Math.round(iv.ms * k + (days - wholeDays) * 86400000);
+    const years = Math.trunc(wholeMonths / 12);
+    return showInterval(years, wholeMonths - years * 12, wholeDays, ms);
+  });
+  /** date_bin(stride, ts, origin): the start of ts's bin of width stride counted from origin (no months or years in the stride). */
+  db.function('pe_date_bin', det, (stride: unknown, v: unknown, origin: unknown) => {
+    if (stride === null || v === null || origin === null) return null;
+    const iv = parseInterval(stride);
+    if (iv.months) return fail('timestamps cannot be binned into intervals containing months or years');
+    const width = iv.days * 86400000 + iv.ms;
+    if (width <= 0) return fail('stride must be greater than zero');
+    const o = time(origin).getTime();
+    return new Date(o + Math.floor((time(v).getTime() - o) / width) * width).toISOString();
+  });
+  /** justify_days: each 30 days a month; justify_hours: each 24 hours a day (Postgres keeps the signs of the parts together). */
+  db.function('pe_justify', det, (v: unknown, what: unknown) => {
+    if (v === null) return null;
+    const iv = parseInterval(v);
+    let { months, days, ms } = iv;
+    if (what === 'days') {
+      months += Math.trunc(days / 30);
+      days -= Math.trunc(days / 30) * 30;
+      if (months > 0 && days < 0) [months, days] = [months - 1, days + 30];
+      else if (months < 0 && days > 0) [months, days] = [months + 1, days - 30];
+    } else {
+      days += Math.trunc(ms / 86400000);
+      ms -= Math.trunc(ms / 86400000) * 86400000;
+      if (days > 0 && ms < 0) [days, ms] = [days - 1, ms + 86400000];
+      else if (days < 0 && ms > 0) [days, ms] = [days + 1, ms - 86400000];
+    }
+    const years = Math.trunc(months / 12);
+    return showInterval(years, months - years * 12, days, ms);
+  });
+  db.function('pe_width_bucket', det, (x: unknown, lo: unknown, hi: unknown, n: unknown) => {
+    if (x === null || lo === null || hi === null || n === null) return null;
+    const [v, a, b, k] = [Number(x), Number(lo), Number(hi), Number(n)];
+    if (k <= 0) return fail('count must be greater than zero');
+    if (a === b) return fail('lower bound cannot equal upper bound');
+    if (a < b) return v < a ? 0 : v >= b ? k + 1 : Math.floor(((v - a) / (b - a)) * k) + 1;
+    return v > a ? 0 : v <= b ? k + 1 : Math.floor(((a - v) / (a - b)) * k) + 1;
+  });
   db.function('pe_interval_text', det, (v: unknown) => {
     if (v === null) return null;
     const iv = parseInterval(v);
@@ -291,3 +374,6 @@ export function registerFormats(db: Database.Database): void {
     return showInterval(years, iv.months - years * 12, iv.days, iv.ms);
   });
 }
+
+const ROMAN = ['I', 'II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X', 'XI', 'XII'];
+

@@ -2,6 +2,8 @@ import { families } from './corpus-families.js';
 import { lateralFamily } from './corpus-lateral.js';
 import { more } from './corpus-more.js';
 import { dmlCtes, typedArrays } from './corpus-dml-arrays.js';
+import { pgDiffs } from './corpus-pgdiffs.js';
+import { reporting } from './corpus-reporting.js';
 import type { Entry } from './harness.js';
 
 /**
@@ -416,7 +418,7 @@ const raw: Array<string | Entry> = [
   u(`select count(*) from authors natural left join books`),
   u(`select count(*) from books tablesample system (50)`),
   u(`select title from books where title like 'C!%' escape '!'`),
-  u(`select percentile_cont(0.5) within group (order by pages) from books`),
+  `select percentile_cont(0.5) within group (order by pages) as median from books`,
   // AT TIME ZONE is timezone(): exact for UTC, other zones refused (it was dropped silently before)
   o(`select kind, happened_at at time zone 'utc' as t from events order by id`),
   `select (now() at time zone 'UTC') <= now() at time zone 'utc' as same_or_earlier`,
@@ -519,15 +521,17 @@ const raw: Array<string | Entry> = [
   ...lateralFamily,
   ...dmlCtes,
   ...typedArrays,
+  ...pgDiffs,
+  ...reporting,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),
   `select position('b' in 'abc') as p`,
   u(`alter table books alter column title type varchar(200)`),
   `select md5('x') as m`,
-  u(`select sum(pages) over (order by id rows between 1 preceding and current row) from books`),
+  o(`select id, sum(pages) over (order by id rows between 1 preceding and current row) as s from books order by id`),
   u(`begin`),
-  u(`select '1 day'::interval * 2`),
+  `select '1 day'::interval * 2 as twice`,
   u(`select now() - '2024-01-01'::date`),
   u(`select title from books for update`),
 ];

@@ -10,6 +10,8 @@ import type { CatalogFunction } from './catalog/types.js';
 import { AGGREGATES, type Emitter, type Expr, NOW, type Node, type Source, UTC_ZONES, UUID_V4, callName, columnName, unsupported } from './emit.js';
 import { emitPair, emitTextOf } from './ops.js';
 import { emitOrderItem } from './query-parts.js';
+import { emitCastTo } from './cast.js';
+import { enumCast, enumLabelAt, enumLabels, enumPosition } from './types-ddl.js';
 
 /** Functions the switch of emitFunctionCore keeps before the catalog (it types their literals from the other arguments). */
 const SWITCH_FIRST = new Set(['greatest', 'least', 'to_jsonb', 'to_json', 'jsonb_typeof']);
@@ -27,7 +29,7 @@ export function emitFunction(em: Emitter, n: Node, scope: Source[]): Expr {
     if (args.length !== 1) throw new EdgeError('invalid_request', `${name}() takes one argument`);
     return emitAggregate(em, { type: 'aggr_func', name, args: { expr: args[0] }, over: n.over }, scope);
   }
-  if (n.over && ['row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'percent_rank', 'cume_dist'].includes(name)) {
+  if (n.over && ['row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value', 'percent_rank', 'cume_dist'].includes(name)) {
     return emitWindowFunc(em, { ...n, name }, scope);
   }
   if (n.over) return emitWindowed(em, name, emitFunctionCore(em, name, n, scope), n, scope);
@@ -88,6 +90,13 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
       arity(1);
       return r(`(NOT ${em.bool(args[0]!, scope)})`, 'bool');
     }
+    case 'date': {
+      // note: date(x) is Postgres' cast function (`date(created_at)`, the day in the session's zone, UTC here).
+      arity(1);
+      const x = a(0);
+      if (x.type !== 'timestamptz' && x.type !== 'timestamp' && x.type !== 'date' && x.type !== 'unknown' && x.type !== 'text') break;
+      return r(emitCastTo(em, x, 'date').sql, 'date');
+    }
     case 'coalesce': {
       if (args.length < 1) throw new EdgeError('invalid_request', 'coalesce needs arguments');
       const xs = args.map((x) => em.expr(x, scope));
@@ -104,7 +113,15 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
     case 'least': {
       const xs = args.map((x) => em.expr(x, scope));
       const t = xs.find((x) => x.type && x.type !== 'unknown')?.type ?? 'unknown';
-      return r(em._fn(name === 'greatest' ? 'pe_greatest' : 'pe_least', ...xs.map((x) => em.coerce(x, t === 'unknown' ? null : t).sql)), t);
+      const fn = name === 'greatest' ? 'pe_greatest' : 'pe_least';
+      // note: enums compare by their labels' order (a literal beside one must be a label, 22P02).
+      const en = xs.find((x) => x.enum)?.enum;
+      const labels = en ? enumLabels(em, en) : null;
+      if (en && labels) {
+        const keys = xs.map((x) => enumPosition(labels, x.enum ? x.sql : (enumCast(em, en, x) ?? x).sql));
+        return { ...r(enumLabelAt(labels, em._fn(fn, ...keys)), 'text'), enum: en };
+      }
+      return r(em._fn(fn, ...xs.map((x) => em.coerce(x, t === 'unknown' ? null : t).sql)), t);
     }
     case 'trim':
     case 'btrim':
@@ -124,6 +141,7 @@ export function emitFunctionCore(em: Emitter, name: string, n: Node, scope: Sour
       return r(`substr(${a(0).sql}, 1, ${a(1).sql})`, 'text');
     }
     case 'concat': {
+      if (args.length === 0) throw new EdgeError('invalid_request', 'function concat() does not exist', { details: { sqlstate: '42883' } });
       const xs = args.map((x) => em.expr(x, scope));
       // note: concat prints a boolean as t/f (its text output), unlike a cast to text.
       const text = (x: Expr): string => (x.type === 'bool' ? `(CASE WHEN ${x.sql} THEN 't' ELSE 'f' END)` : emitTextOf(em, x));
@@ -270,7 +288,7 @@ export function emitAggregate(em: Emitter, n: Node, scope: Source[]): Expr {
 
 export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
   const name = String(n.name).toLowerCase();
-  const args = (n.args ?? {}) as { expr?: Node; distinct?: string; orderby?: Node[]; separator?: { delimiter?: Node } };
+  const args = (n.args ?? {}) as { expr?: Node; distinct?: string; orderby?: Node[]; separator?: { delimiter?: Node }; fraction?: Node | null; desc?: boolean };
   const distinct = args.distinct ? 'DISTINCT ' : '';
   if (args.orderby && name !== 'string_agg' && name !== 'jsonb_agg' && name !== 'array_agg' && name !== 'json_agg') throw unsupported(`ORDER BY inside ${name}()`);
   // note: SQLite has FILTER (WHERE …) on every aggregate, as Postgres.
@@ -286,6 +304,10 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
     if (!args.expr) throw new EdgeError('invalid_request', `${name}() needs an argument`);
     const x = em.expr(args.expr, scope);
     if (x.type === 'interval') throw unsupported(`${name}() of intervals`);
+    // note: an untyped NULL or literal fits several of Postgres' sum/avg (int, numeric, float8, interval …): 42725.
+    if ((name === 'sum' || name === 'avg') && (args.expr.type === 'null' || args.expr.type === 'single_quote_string')) {
+      throw new EdgeError('invalid_request', `function ${name}(unknown) is not unique`, { details: { sqlstate: '42725' } });
+    }
     if ((name === 'sum' || name === 'avg') && x.type !== null && !['int4', 'int8', 'float8', 'numeric', 'unknown'].includes(x.type)) {
       throw new EdgeError('invalid_request', `function ${name}(${pgTypeName(x.type)}) does not exist`, { details: { sqlstate: '42883' } });
     }
@@ -299,6 +321,15 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
       case 'min':
       case 'max':
         if (x.type === 'jsonb' || x.type === 'bool') throw unsupported(`${name}() of ${x.type}`);
+        {
+          // note: min/max of an enum by its labels' order (the extreme position, read back as its label).
+          const labels = x.enum ? enumLabels(em, x.enum) : null;
+          if (labels) {
+            const inner: Expr = { sql: `${name}(${distinct}${enumPosition(labels, x.sql)})${f}`, type: 'int4', name };
+            const at = n.over ? emitWindowed(em, name, inner, n, scope).sql : inner.sql;
+            return { sql: enumLabelAt(labels, at), type: x.type, name, enum: x.enum };
+          }
+        }
         out = { sql: `${name}(${distinct}${x.sql})${f}`, type: x.type, name };
         break;
       case 'bool_and':
@@ -313,6 +344,11 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         if (!sep) throw new EdgeError('invalid_request', 'string_agg needs a delimiter');
         const d = em.expr(sep, scope);
         if (distinct && order) throw unsupported('string_agg(DISTINCT … ORDER BY …)');
+        // note: SQLite's DISTINCT aggregates take one argument; Postgres sorts the distinct values.
+        if (distinct) {
+          out = { sql: em._fn('pe_string_agg_distinct', `json_group_array(DISTINCT ${emitTextOf(em, x)})${f}`, d.sql), type: 'text', name };
+          break;
+        }
         out = { sql: `group_concat(${distinct}${emitTextOf(em, x)}, ${d.sql}${order})${f}`, type: 'text', name };
         break;
       }
@@ -338,6 +374,21 @@ export function emitAggregateCore(em: Emitter, n: Node, scope: Source[]): Expr {
         };
         if (name === 'array_agg' && !isArrayType(out.type)) throw unsupported(`array_agg of ${String(x.type)} values`);
         break;
+      case 'percentile_cont':
+      case 'percentile_disc':
+      case 'mode': {
+        // note: WITHIN GROUP (ORDER BY x) (lower.ts withinGroup): the group's values to a function that sorts them.
+        const numeric = x.type === 'int4' || x.type === 'int8' || x.type === 'float8' || x.type === 'numeric';
+        if (name === 'percentile_cont' && !numeric) throw new EdgeError('invalid_request', `function percentile_cont(double precision, ${pgTypeName(x.type ?? 'text')}) does not exist`, { details: { sqlstate: '42883' } });
+        if (x.type === 'jsonb' || x.type === 'json' || isArrayType(x.type)) throw unsupported(`${name}() of ${String(x.type)}`);
+        const frac = args.fraction ? em.coerce(em.expr(args.fraction, scope), 'float8').sql : 'NULL';
+        const kind = name === 'percentile_cont' ? 'cont' : name === 'percentile_disc' ? 'disc' : 'mode';
+        // note: an enum sorts by its labels' order: its positions go in, the label comes back.
+        const labels = x.enum ? enumLabels(em, x.enum) : null;
+        const set = em._fn('pe_ordered_set', `json_group_array(${labels ? enumPosition(labels, x.sql) : x.sql})${f}`, quoteLiteral(kind), frac, args.desc ? '1' : '0');
+        out = labels ? { sql: enumLabelAt(labels, set), type: x.type, name, enum: x.enum } : { sql: set, type: name === 'percentile_cont' ? 'float8' : x.type, name };
+        break;
+      }
       default:
         throw unsupported(`aggregate ${name}()`);
     }
@@ -369,6 +420,13 @@ export function emitWindowFunc(em: Emitter, n: Node, scope: Source[]): Expr {
     case 'cume_dist':
       e = { sql: `${name}()`, type: 'float8', name };
       break;
+    case 'nth_value': {
+      if (args.length !== 2) throw new EdgeError('invalid_request', 'function nth_value takes two arguments', { details: { sqlstate: '42883' } });
+      // note: Postgres refuses n < 1 (22016); SQLite would say it in its own words.
+      if (/^-?\d+$/.test(args[1]!.sql) && Number(args[1]!.sql) < 1) throw new EdgeError('invalid_request', 'argument of nth_value must be greater than zero', { details: { sqlstate: '22016' } });
+      e = { sql: `nth_value(${args[0]!.sql}, ${args[1]!.sql})`, type: args[0]!.type, name };
+      break;
+    }
     default:
       throw unsupported(`window function ${name}()`);
   }
@@ -379,7 +437,6 @@ export function emitWindowed(em: Emitter, _name: string, e: Expr, n: Node, scope
   const over = n.over as Node | undefined;
   const spec = ((over?.as_window_specification as Node | undefined)?.window_specification ?? null) as Node | null;
   if (!spec) throw unsupported('named windows');
-  if (spec.window_frame_clause) throw unsupported('window frame clauses');
   const parts: string[] = [];
   if (Array.isArray(spec.partitionby) && spec.partitionby.length) {
     parts.push(`PARTITION BY ${(spec.partitionby as Node[]).map((p) => em.expr((p.expr as Node) ?? p, scope).sql).join(', ')}`);
@@ -387,7 +444,22 @@ export function emitWindowed(em: Emitter, _name: string, e: Expr, n: Node, scope
   if (Array.isArray(spec.orderby) && spec.orderby.length) {
     parts.push(`ORDER BY ${(spec.orderby as Node[]).map((o) => emitOrderItem(em, o, scope, [], new Map())).join(', ')}`);
   }
+  if (spec.window_frame_clause) parts.push(emitFrame(em, spec.window_frame_clause as Node, scope));
   return { ...e, sql: `${e.sql} OVER (${parts.join(' ')})` };
+}
+
+/** A window frame (lower.ts frameClause): SQLite reads ROWS, GROUPS and RANGE frames as Postgres does; RANGE offsets (over dates, intervals) are not translated. */
+function emitFrame(em: Emitter, fr: Node, scope: Source[]): string {
+  const bound = (b: Node, which: string): string => {
+    if (!b.offset) return String(b.bound);
+    if (fr.mode === 'RANGE') throw unsupported('RANGE frames with an offset (use ROWS or GROUPS)');
+    const x = em.expr(b.offset as Node, scope);
+    if (x.sql === 'NULL') throw new EdgeError('invalid_request', `frame ${which} offset must not be null`, { details: { sqlstate: '22004' } });
+    if (/^-/.test(x.sql) || /^\(-/.test(x.sql)) throw new EdgeError('invalid_request', `frame ${which} offset must not be negative`, { details: { sqlstate: '22013' } });
+    return `${x.sql} ${String(b.bound)}`;
+  };
+  const ex = fr.exclude ? ` EXCLUDE ${String(fr.exclude)}` : '';
+  return `${String(fr.mode)} BETWEEN ${bound(fr.start as Node, 'starting')} AND ${bound(fr.end as Node, 'ending')}${ex}`;
 }
 
 export function emitCase(em: Emitter, n: Node, scope: Source[]): Expr {

@@ -9,7 +9,7 @@ import { introspectionColumns, introspectionSql, introspectionView, isIntrospect
 import { emitAggregate, emitCase, emitExtract, emitFunction, emitFunctionCore, emitWindowFunc } from './calls.js';
 import { emitBinary, emitUnary } from './ops.js';
 import { emitCast, emitCastTo, emitInterval } from './cast.js';
-import { emitOrderLimit, emitSelectCore } from './query-parts.js';
+import { emitOrderLimit, emitSelectCore, emitSetOrder } from './query-parts.js';
 import { windowLimit } from './lateral.js';
 import type { ViewCatalog } from './views.js';
 /**
@@ -234,7 +234,14 @@ export class Emitter {
           op = String(cur.set_op ?? 'union').toUpperCase();
           if (!['UNION', 'UNION ALL', 'INTERSECT', 'EXCEPT'].includes(op)) throw unsupported(`set operation ${op}`);
         }
-        const tail = emitOrderLimit(this, cur, core.sources, core.aliases, core.ordered, columns?.length ?? null);
+        // note: an enum output column named by position or alias sorts by its labels: in a lone SELECT only (a set operation's ORDER BY names result columns).
+        const alone = sql === core.sql && !cur._next;
+        const setOrder = !alone && !cur._next && columns ? emitSetOrder(this, cur, columns, sql) : null;
+        if (setOrder !== null) {
+          sql = setOrder;
+          break;
+        }
+        const tail = emitOrderLimit(this, cur, core.sources, core.aliases, core.ordered, columns?.length ?? null, alone ? core.positions : undefined);
         if (tail && cur._next) throw unsupported('ORDER BY / LIMIT inside one member of a set operation');
         sql += tail;
         cur = cur._next as Node | undefined;

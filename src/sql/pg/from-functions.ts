@@ -2,6 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, unsupported, type Emitter, type Expr, type Node, type Source } from './emit.js';
 import { elementOf, isArrayType, type ColumnType, type PgType } from './types.js';
+import { emitCastTo } from './cast.js';
 
 /**
  * Set-returning functions as FROM items: `generate_series` (integers), `unnest` (text[]),
@@ -158,7 +159,9 @@ function json(em: Emitter, args: Expr[], name: string): string {
 function series(em: Emitter, args: Expr[], column: string): { sql: string; columns: ColumnType[] } {
   if (args.length < 2 || args.length > 3) throw new EdgeError('invalid_request', 'function generate_series takes 2 or 3 arguments');
   const isInt = (t: PgType | null) => t === 'int4' || t === 'int8' || t === 'unknown';
-  if (!args.every((a) => isInt(a.type))) throw unsupported('generate_series over other than integers');
+  const isTime = (t: PgType | null) => t === 'timestamptz' || t === 'timestamp' || t === 'date';
+  if (args.length === 3 && (isTime(args[0]!.type) || isTime(args[1]!.type) || args[2]!.type === 'interval')) return timeSeries(em, args, column);
+  if (!args.every((a) => isInt(a.type))) throw unsupported('generate_series over other than integers and timestamps');
   const [a, b, step] = args.map((x) => em.coerce(x, 'int8').sql) as [string, string, string | undefined];
   const type: PgType = args.some((x) => x.type === 'int8') ? 'int8' : 'int4';
   const s = step ?? '1';
@@ -168,5 +171,26 @@ function series(em: Emitter, args: Expr[], column: string): { sql: string; colum
   const sql =
     `WITH RECURSIVE "pe_series"("v") AS (SELECT ${a} WHERE ${zero ? `coalesce(${zero}1) AND ` : ''}${within(a)} ` +
     `UNION ALL SELECT "v" + ${s} FROM "pe_series" WHERE ${within(`"v" + ${s}`)} AND \0K"pe_series"."v"\0) SELECT "v" AS "v0" FROM "pe_series"`;
+  return { sql, columns: [{ name: column, type }] };
+}
+
+/**
+ * `generate_series(start, stop, interval)` over timestamps (a date is read as a timestamp): the
+ * step added again and again, as Postgres does (so month steps clamp as they go), while the
+ * value has not passed `stop` in the step's direction; a zero step is Postgres' 22023.
+ */
+function timeSeries(em: Emitter, args: Expr[], column: string): { sql: string; columns: ColumnType[] } {
+  if (em.native) throw unsupported('generate_series() in DDL');
+  const type: PgType = args.some((x) => x.type === 'timestamptz' || x.type === 'unknown') ? 'timestamptz' : 'timestamp';
+  const [a, b] = args.slice(0, 2).map((x) => (x.type === 'timestamptz' || x.type === 'timestamp' ? x.sql : emitCastTo(em, x, 'timestamptz').sql)) as [string, string];
+  const step = args[2]!.type === 'interval' ? args[2]!.sql : args[2]!.type === 'unknown' ? emitCastTo(em, args[2]!, 'interval').sql : null;
+  if (step === null) throw new EdgeError('invalid_request', `function generate_series(${type}, ${type}, ${String(args[2]!.type)}) does not exist`, { details: { sqlstate: '42883' } });
+  const next = (v: string) => em._fn('pe_ts_add', v, step, '1');
+  const up = `(${next(a)} > ${a})`;
+  const zero = `CASE WHEN ${next(a)} = ${a} THEN pe_error('step size cannot equal zero') END`;
+  const within = (v: string) => `((${up} AND ${v} <= ${b}) OR (NOT ${up} AND ${v} >= ${b}))`;
+  const sql =
+    `WITH RECURSIVE "pe_series"("v") AS (SELECT ${a} WHERE coalesce(${zero}, 1) AND ${within(a)} ` +
+    `UNION ALL SELECT ${next('"v"')} FROM "pe_series" WHERE ${within(next('"v"'))} AND \0K"pe_series"."v"\0) SELECT "v" AS "v0" FROM "pe_series"`;
   return { sql, columns: [{ name: column, type }] };
 }

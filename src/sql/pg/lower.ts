@@ -444,12 +444,12 @@ const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bo
 function funcCall(f: Record<string, unknown>): Node {
   only('a function call', f, 'funcname,args,agg_order,agg_filter,agg_star,agg_distinct,over,func_variadic,agg_within_group');
   if (f.func_variadic) throw unsupported('VARIADIC arguments');
-  if (f.agg_within_group) throw unsupported('WITHIN GROUP');
   let names = list(f.funcname).map(str);
   if (names.length === 2 && names[0] === 'pg_catalog') names = names.slice(1);
   if (names.length > 2) throw unsupported(`function ${names.join('.')}`);
   const schema = names.length === 2 ? names[0]! : null;
   const name = names[names.length - 1]!;
+  if (f.agg_within_group) return withinGroup(f, schema, name.toLowerCase());
   const args = list(f.args).map((a) => {
     const [ak] = kind(a);
     if (ak === 'NamedArgExpr') throw unsupported('named arguments (name => value)');
@@ -486,18 +486,53 @@ function funcCall(f: Record<string, unknown>): Node {
   return out;
 }
 
+/**
+ * `percentile_cont(f) / percentile_disc(f) / mode() WITHIN GROUP (ORDER BY x)`: an aggregate
+ * over x (its order's direction kept) with the fraction beside it (calls.ts).
+ */
+function withinGroup(f: Record<string, unknown>, schema: string | null, name: string): Node {
+  if (schema || !['percentile_cont', 'percentile_disc', 'mode'].includes(name)) throw unsupported('WITHIN GROUP');
+  if (f.over) throw new EdgeError('invalid_request', `OVER is not supported for ordered-set aggregate ${name}`, { details: { sqlstate: '0A000' } });
+  if (f.agg_distinct) throw unsupported('DISTINCT in an ordered-set aggregate');
+  const order = list(f.agg_order).map(sortItem);
+  const args = list(f.args).map(lowerExpr);
+  if (order.length !== 1 || args.length !== (name === 'mode' ? 0 : 1)) throw new EdgeError('invalid_request', `function ${name} with these arguments does not exist`, { details: { sqlstate: '42883' } });
+  return { type: 'aggr_func', name: name.toUpperCase(), args: { expr: order[0]!.expr, fraction: args[0] ?? null, desc: order[0]!.type === 'DESC' }, over: null, filter: f.agg_filter ? lowerExpr(f.agg_filter) : null };
+}
+
 /** FRAMEOPTION_DEFAULTS: RANGE UNBOUNDED PRECEDING … CURRENT ROW, what an OVER without a frame means. */
 const DEFAULT_FRAME = 1058;
 
+/** Postgres' FRAMEOPTION_* bits (nodes/parsenodes.h). */
+const FRAME = { RANGE: 0x2, ROWS: 0x4, GROUPS: 0x8, START_UNBOUNDED_PRECEDING: 0x20, END_UNBOUNDED_FOLLOWING: 0x100, START_CURRENT_ROW: 0x200, END_CURRENT_ROW: 0x400, START_PRECEDING: 0x800, END_PRECEDING: 0x1000, START_FOLLOWING: 0x2000, END_FOLLOWING: 0x4000, EXCLUDE_CURRENT_ROW: 0x8000, EXCLUDE_GROUP: 0x10000, EXCLUDE_TIES: 0x20000 };
+
+/** A frame clause (`ROWS BETWEEN 1 PRECEDING AND CURRENT ROW`, …) as SQLite writes it; offsets are expressions. Null: the default frame. */
+function frameClause(w: Record<string, unknown>): Node | null {
+  const o = Number(w.frameOptions ?? DEFAULT_FRAME);
+  if (o === DEFAULT_FRAME) return null;
+  const mode = o & FRAME.ROWS ? 'ROWS' : o & FRAME.GROUPS ? 'GROUPS' : 'RANGE';
+  const bound = (which: 'START' | 'END'): Node => {
+    const bit = (k: string): boolean => Boolean(o & (FRAME as Record<string, number>)[`${which}_${k}`]!);
+    if (which === 'START' && bit('UNBOUNDED_PRECEDING')) return { bound: 'UNBOUNDED PRECEDING' };
+    if (which === 'END' && bit('UNBOUNDED_FOLLOWING')) return { bound: 'UNBOUNDED FOLLOWING' };
+    if (bit('CURRENT_ROW')) return { bound: 'CURRENT ROW' };
+    const offset = lowerExpr(which === 'START' ? w.startOffset : w.endOffset);
+    if (bit('PRECEDING')) return { bound: 'PRECEDING', offset };
+    if (bit('FOLLOWING')) return { bound: 'FOLLOWING', offset };
+    throw unsupported('this window frame');
+  };
+  const exclude = o & FRAME.EXCLUDE_CURRENT_ROW ? 'CURRENT ROW' : o & FRAME.EXCLUDE_GROUP ? 'GROUP' : o & FRAME.EXCLUDE_TIES ? 'TIES' : null;
+  return { mode, start: bound('START'), end: bound('END'), exclude };
+}
+
 function windowDef(w: Record<string, unknown>): Node {
   if (w.name || w.refname) throw unsupported('named windows');
-  if (w.frameOptions !== undefined && w.frameOptions !== DEFAULT_FRAME) throw unsupported('window frame clauses');
   return {
     as_window_specification: {
       window_specification: {
         partitionby: list(w.partitionClause).map((p) => ({ expr: lowerExpr(p) })),
         orderby: list(w.orderClause).map(sortItem),
-        window_frame_clause: null,
+        window_frame_clause: frameClause(w),
       },
     },
   };

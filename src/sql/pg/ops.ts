@@ -1,5 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
-import { enumCompare } from './types-ddl.js';
+import { enumCast, enumCompare, enumKeyOf } from './types-ddl.js';
 import { CALLER_SQL } from '../caller.js';
 import { elementOf, isArrayType, type PgType } from './types.js';
 import { emitArrayConcat } from './arrays.js';
@@ -30,6 +30,12 @@ export function emitBinary(em: Emitter, n: Node, scope: Source[]): Expr {
   if (op === 'BETWEEN' || op === 'NOT BETWEEN') {
     const l = em.expr(left, scope);
     const [a, b] = (right.value as Node[]).map((v) => em.coerce(em.expr(v, scope), l.type === 'unknown' ? null : l.type));
+    // note: BETWEEN an enum's labels compares their positions (a literal must be a label, 22P02).
+    const en = l.enum;
+    if (en) {
+      const k = (x: Expr): string => enumKeyOf(em, x.enum ? x : (enumCast(em, en, x) ?? x)) ?? x.sql;
+      return { sql: `(${k(l)} ${op} ${k(a!)} AND ${k(b!)})`, type: 'bool', name: '?column?' };
+    }
     return { sql: `(${l.sql} ${op} ${a!.sql} AND ${b!.sql})`, type: 'bool', name: '?column?' };
   }
   if (op === 'IS' || op === 'IS NOT') {
@@ -189,7 +195,13 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
   if (op === '+' && l.type === 'interval' && isTs(r.type)) {
     return { sql: em._fn('pe_ts_add', r.sql, l.sql, '1'), type: 'timestamptz', name: '?column?' };
   }
-  if (l.type === 'interval' || r.type === 'interval' || isTs(l.type) || isTs(r.type)) throw unsupported(`${op} on dates and intervals other than timestamptz ± interval`);
+  // note: interval * number and number * interval (`qty * interval '1 day'`), as Postgres' interval_mul.
+  const isNumber = (t: PgType | null) => isInt(t) || t === 'float8' || t === 'numeric';
+  if (op === '*' && !em.native && ((l.type === 'interval' && isNumber(r.type)) || (r.type === 'interval' && isNumber(l.type)))) {
+    const [iv, k] = l.type === 'interval' ? [l, r] : [r, l];
+    return { sql: em._fn('pe_interval_mul', iv.sql, k.sql), type: 'interval', name: '?column?' };
+  }
+  if (l.type === 'interval' || r.type === 'interval' || isTs(l.type) || isTs(r.type)) throw unsupported(`${op} on dates and intervals other than timestamptz ± interval and interval * number`);
   if (l.type === 'unknown') l = emitCastTo(em, l, r.type === 'float8' || r.type === 'numeric' ? 'float8' : 'int8');
   if (r.type === 'unknown') r = emitCastTo(em, r, l.type === 'float8' || l.type === 'numeric' ? 'float8' : 'int8');
   const isNum = (t: PgType | null) => t === null || t === 'int4' || t === 'int8' || t === 'float8' || t === 'numeric';
@@ -207,7 +219,12 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
   if (op === '/' || op === '%') {
     // note: Postgres raises on division by zero; SQLite returns NULL. Made to raise.
     const div = `(CASE WHEN ${r.sql} = 0 THEN ${em.native ? 'NULL' : em._fn('pe_error', "'division by zero'")} ELSE ${r.sql} END)`;
-    if (op === '%' && (type === 'float8' || type === 'numeric')) throw unsupported('% on non-integers');
+    // note: Postgres has % for integers and numeric (the remainder takes the dividend's sign), none for double precision.
+    if (op === '%' && type === 'float8') throw new EdgeError('invalid_request', 'operator does not exist: double precision % double precision', { details: { sqlstate: '42883' } });
+    if (op === '%' && type === 'numeric') {
+      if (em.native) throw unsupported('% on numeric in DDL');
+      return { sql: em._fn('pe_mod', l.sql, r.sql), type, name: '?column?' };
+    }
     return { sql: `(${l.sql} ${op} ${div})`, type, name: '?column?' };
   }
   // note: numeric is exact in Postgres (0.1 + 0.2 = 0.3); here a double, so a sum, difference or product is rounded to 15 significant digits.

@@ -1,5 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
-import { enumOrderKey } from './types-ddl.js';
+import { enumKeyOf, enumLabels, enumOrderKey, enumPosition } from './types-ddl.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { ColumnType } from './types.js';
 import { lateralFunction, tableFunction } from './from-functions.js';
@@ -9,7 +9,7 @@ import { type Emitter, type Expr, FROM_KEYS, MAX_DEPTH, type Node, type Source, 
 
 /** The parts of a query: select core, VALUES, grouping, DISTINCT ON, ORDER BY, LIMIT, *, FROM items and joins. Free functions over the Emitter (emit.ts), one room of the emitter. */
 
-export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean } {
+export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { sql: string; columns: ColumnType[] | null; sources: Source[]; aliases: Map<string, Expr>; ordered: boolean; positions?: Array<Expr | undefined> } {
   em._count();
   if (em._depth++ > MAX_DEPTH) throw unsupported('nesting deeper than 200 levels');
   if (Array.isArray(written.values)) {
@@ -47,6 +47,7 @@ export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { s
     const exprs: string[] = [];
     const columns: ColumnType[] = [];
     const aliases = new Map<string, Expr>();
+    const positions: Array<Expr | undefined> = [];
     let unknownWidth = false;
     for (const item of (n.columns as Node[]) ?? []) {
       // note: the parser returns `x::t` items as the cast node itself, alias included.
@@ -59,6 +60,7 @@ export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { s
         exprs.push(star.sql);
         if (star.columns) columns.push(...star.columns);
         else unknownWidth = true;
+        positions.push(...(star.columns ?? []).map(() => undefined));
         continue;
       }
       const mark = em._bare?.length ?? 0;
@@ -73,6 +75,7 @@ export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { s
       // note: an enum value keeps its type through a subquery (ordered by its labels outside too).
       columns.push(x.enum ? { name, type: x.type, enum: x.enum } : { name, type: x.type === 'unknown' ? 'text' : x.type });
       if (alias) aliases.set(alias, x);
+      positions.push(x);
     }
     if (cols.length === 0) throw unsupported('SELECT without columns');
     const selectBare = em._bare;
@@ -101,7 +104,7 @@ export function emitSelectCore(em: Emitter, written: Node, outer: Source[]): { s
       sql = emitDistinctOn(em, sql, distinctOn, n, scope, columns, exprs, aliases);
       ordered = true;
     }
-    return { sql, columns: unknownWidth ? null : columns, sources: from.sources, aliases, ordered };
+    return { sql, columns: unknownWidth ? null : columns, sources: from.sources, aliases, ordered, positions };
   } finally {
     em._depth--;
     em._bare = saved.bare;
@@ -128,7 +131,9 @@ export function emitValues(em: Emitter, rows: Node[][], outer: Source[]): { sql:
 export function emitCheckGrouping(em: Emitter, grouped: string[], sources: Source[]): void {
   const set = new Set(grouped);
   for (const b of em._bare ?? []) {
-    if ((b.within !== undefined && set.has(b.within)) || set.has(b.sql) || set.has(quoteIdent(b.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(b.name)}`)) continue;
+    // note: a column inside a grouped expression of its select item (`to_char(date_trunc('month', at), …)` grouped by the date_trunc) is grouped.
+    const outside = b.within === undefined ? null : grouped.reduce((w, g) => (g.includes(b.sql) ? w.split(g).join('\0') : w), b.within);
+    if ((outside !== null && !outside.includes(b.sql)) || (b.within !== undefined && set.has(b.within)) || set.has(b.sql) || set.has(quoteIdent(b.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(b.name)}`)) continue;
     const src = sources.find((x) => x.alias === b.alias);
     const pk = src?.columns?.find((c) => c.pk);
     if (pk && (set.has(quoteIdent(pk.name)) || set.has(`${quoteIdent(b.alias)}.${quoteIdent(pk.name)}`))) continue;
@@ -138,14 +143,21 @@ export function emitCheckGrouping(em: Emitter, grouped: string[], sources: Sourc
 
 /** DISTINCT ON (a): the first row per key in the query's order, via row_number(); the outer query keeps that order. */
 export function emitDistinctOn(em: Emitter, inner: string, keys: Node[], n: Node, scope: Source[], columns: ColumnType[], exprs: string[], aliases: Map<string, Expr>): string {
-  const pos = (e: Node): string => {
+  const at = (e: Node): Expr => {
     if (e.type === 'number') {
       const i = Number(e.value);
       if (!Number.isInteger(i) || i < 1 || i > exprs.length) throw new EdgeError('invalid_request', `position ${String(e.value)} is not in the select list`);
-      return exprs[i - 1]!;
+      const c = columns[i - 1];
+      return { sql: exprs[i - 1]!, type: c?.type ?? null, name: c?.name ?? '', ...(c?.enum ? { enum: c.enum } : {}) };
     }
-    if (e.type === 'column_ref' && !e.table && aliases.has(columnName(e)) && !em._resolve(null, columnName(e), scope)) return aliases.get(columnName(e))!.sql;
-    return em.expr(e, scope).sql;
+    if (e.type === 'column_ref' && !e.table && aliases.has(columnName(e)) && !em._resolve(null, columnName(e), scope)) return aliases.get(columnName(e))!;
+    return em.expr(e, scope);
+  };
+  const pos = (e: Node): string => at(e).sql;
+  // note: the order within a key sorts an enum by its labels, as ORDER BY does.
+  const key = (e: Node): string => {
+    const x = at(e);
+    return enumKeyOf(em, x) ?? x.sql;
   };
   const part = keys.map(pos).join(', ');
   const orderBy = Array.isArray(n.orderby) ? (n.orderby as Node[]) : [];
@@ -153,7 +165,7 @@ export function emitDistinctOn(em: Emitter, inner: string, keys: Node[], n: Node
     const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
     const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : null;
     const nullsSql = nulls === 'NULLS FIRST' ? ' NULLS FIRST' : nulls === 'NULLS LAST' ? ' NULLS LAST' : dir === 'ASC' ? ' NULLS LAST' : ' NULLS FIRST';
-    return { expr: pos(o.expr as Node), tail: ` ${dir}${nullsSql}`, name: `pe_o${i}` };
+    return { expr: key(o.expr as Node), tail: ` ${dir}${nullsSql}`, name: `pe_o${i}` };
   });
   const order = items.length ? items.map((x) => x.expr + x.tail).join(', ') : part;
   const extra = items.map((x) => `, ${x.expr} AS "${x.name}"`).join('');
@@ -170,41 +182,45 @@ export function emitGroupItem(em: Emitter, g: Node, scope: Source[], columns: Co
     return exprs[i - 1]!;
   }
   if (g.type === 'column_ref' && !g.table && aliases.has(columnName(g)) && !em._resolve(null, columnName(g), scope)) return aliases.get(columnName(g))!.sql;
-  return emitOrderExpr(em, g, scope, columns, aliases);
+  // note: an enum groups by its value (its sort key would hide the column from the grouping check); an interval by its length.
+  const x = em.expr(g, scope);
+  return x.type === 'interval' ? em._fn('pe_interval_key', x.sql) : x.sql;
 }
 
-export function emitOrderExpr(em: Emitter, e: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>): string {
+export function emitOrderExpr(em: Emitter, e: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>, positions?: Array<Expr | undefined>): string {
   if (e.type === 'number') {
     const i = Number(e.value);
     if (!Number.isInteger(i) || i < 1 || i > columns.length) throw new EdgeError('invalid_request', `ORDER BY position ${String(e.value)} is not in the select list`);
-    return String(i);
+    // note: an enum output column sorts by its labels' order (Postgres), not as the text SQLite holds.
+    const at = positions?.[i - 1];
+    return (at && enumKeyOf(em, at)) ?? String(i);
   }
   if (e.type === 'column_ref' && (e.table === null || e.table === undefined)) {
     const name = columnName(e);
     const a = aliases.get(name);
     // note: an interval is shown as text; it sorts by its length in time (pe_interval_key), as in Postgres.
-    if (a && !em._resolve(null, name, scope)) return a.type === 'interval' ? em._fn('pe_interval_key', quoteIdent(name)) : quoteIdent(name);
+    if (a && !em._resolve(null, name, scope)) return a.type === 'interval' ? em._fn('pe_interval_key', quoteIdent(name)) : ((positions && enumKeyOf(em, a)) ?? quoteIdent(name));
   }
   const byLabel = enumOrderKey(em, e, scope);
   if (byLabel) return byLabel;
   const x = em.expr(e, scope);
-  return x.type === 'interval' ? em._fn('pe_interval_key', x.sql) : x.sql;
+  return x.type === 'interval' ? em._fn('pe_interval_key', x.sql) : (enumKeyOf(em, x) ?? x.sql);
 }
 
-export function emitOrderItem(em: Emitter, o: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>): string {
+export function emitOrderItem(em: Emitter, o: Node, scope: Source[], columns: ColumnType[], aliases: Map<string, Expr>, positions?: Array<Expr | undefined>): string {
   const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
   const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : null;
   // note: Postgres sorts NULLs last ascending and first descending; SQLite the reverse. Made explicit.
   const nullsSql = nulls === 'NULLS FIRST' ? ' NULLS FIRST' : nulls === 'NULLS LAST' ? ' NULLS LAST' : dir === 'ASC' ? ' NULLS LAST' : ' NULLS FIRST';
-  return `${emitOrderExpr(em, o.expr as Node, scope, columns, aliases)} ${dir}${nullsSql}`;
+  return `${emitOrderExpr(em, o.expr as Node, scope, columns, aliases, positions)} ${dir}${nullsSql}`;
 }
 
-export function emitOrderLimit(em: Emitter, n: Node, sources: Source[], aliases: Map<string, Expr>, ordered = false, width: number | null = null): string {
+export function emitOrderLimit(em: Emitter, n: Node, sources: Source[], aliases: Map<string, Expr>, ordered = false, width: number | null = null, positions?: Array<Expr | undefined>): string {
   let sql = '';
   if (!ordered && Array.isArray(n.orderby) && n.orderby.length) {
     // note: only the count matters here (ORDER BY <position> is checked against it).
     const cols: ColumnType[] = Array.from({ length: width ?? 1000 }, () => ({ name: '', type: null }));
-    sql += ` ORDER BY ${(n.orderby as Node[]).map((o) => emitOrderItem(em, o, sources, cols, aliases)).join(', ')}`;
+    sql += ` ORDER BY ${(n.orderby as Node[]).map((o) => emitOrderItem(em, o, sources, cols, aliases, positions)).join(', ')}`;
   }
   const limit = n.limit as { seperator?: string; value?: Node[] } | undefined;
   if (limit?.value?.length) {
@@ -215,6 +231,27 @@ export function emitOrderLimit(em: Emitter, n: Node, sources: Source[], aliases:
     else throw unsupported('this LIMIT form');
   }
   return sql;
+}
+
+/**
+ * ORDER BY of a set operation (`… union … order by 1`) that names an enum output column: the
+ * set operation as a subquery, sorted outside by the labels' order (SQLite sorts a compound
+ * by its result columns only). Null when no order item names an enum column.
+ */
+export function emitSetOrder(em: Emitter, n: Node, columns: ColumnType[], inner: string): string | null {
+  const order = Array.isArray(n.orderby) ? (n.orderby as Node[]) : [];
+  const named = (e: Node): ColumnType | undefined => (e.type === 'number' ? columns[Number(e.value) - 1] : e.type === 'column_ref' && !e.table ? columns.find((c) => c.name === columnName(e)) : undefined);
+  if (!order.some((o) => named(o.expr as Node)?.enum)) return null;
+  const items = order.map((o) => {
+    const c = named(o.expr as Node);
+    if (!c) throw unsupported('ORDER BY of a set operation by other than its output columns');
+    const labels = c.enum ? enumLabels(em, c.enum) : null;
+    const dir = String(o.type ?? 'ASC').toUpperCase() === 'DESC' ? 'DESC' : 'ASC';
+    const nulls = typeof o.nulls === 'string' ? o.nulls.toUpperCase() : null;
+    const nullsSql = nulls === 'NULLS FIRST' ? ' NULLS FIRST' : nulls === 'NULLS LAST' ? ' NULLS LAST' : dir === 'ASC' ? ' NULLS LAST' : ' NULLS FIRST';
+    return `${labels ? enumPosition(labels, quoteIdent(c.name)) : quoteIdent(c.name)} ${dir}${nullsSql}`;
+  });
+  return `SELECT * FROM (${inner}) ORDER BY ${items.join(', ')}${emitOrderLimit(em, { ...n, orderby: null }, [], new Map(), true)}`;
 }
 
 export function emitLimitValue(em: Emitter, v: Node): string {

@@ -108,8 +108,23 @@ export function enumOrderKey(em: Emitter, e: Node, scope: Source[]): string | nu
   const en = r?.source.columns?.find((c) => c.name === name)?.enum;
   const labels = en ? enumLabels(em, en) : null;
   if (!labels) return null;
-  const x = em.expr(e, scope).sql;
-  return `(CASE ${x} ${labels.map((l, i) => `WHEN ${quoteLiteral(l)} THEN ${i}`).join(' ')} END)`;
+  return enumPosition(labels, em.expr(e, scope).sql);
+}
+
+/** An enum value's position among its labels (NULL stays NULL): what Postgres compares enums by. */
+export function enumPosition(labels: string[], sql: string): string {
+  return `(CASE ${sql} ${labels.map((l, i) => `WHEN ${quoteLiteral(l)} THEN ${i}`).join(' ')} END)`;
+}
+
+/** The label at a position computed by enumPosition (min/max, greatest/least over positions). */
+export function enumLabelAt(labels: string[], sql: string): string {
+  return `(CASE ${sql} ${labels.map((l, i) => `WHEN ${i} THEN ${quoteLiteral(l)}`).join(' ')} END)`;
+}
+
+/** The sort key of any expression of an enum type (an alias, a position, min(mood), a cast): its position. Null for other types. */
+export function enumKeyOf(em: Emitter, x: Expr): string | null {
+  const labels = x.enum ? enumLabels(em, x.enum) : null;
+  return labels ? enumPosition(labels, x.sql) : null;
 }
 
 /**

@@ -38,7 +38,7 @@ export function valueErrorState(message: string): string | null {
   if (/^invalid input syntax for type (date|time|timestamp|timestamp with time zone|timestamp without time zone|interval)\b/.test(message)) return '22007';
   if (/^date\/time field value out of range/.test(message)) return '22008';
   if (/^(invalid input syntax for type |invalid input value for enum |malformed array literal)/.test(message)) return '22P02';
-  if (/out of range|^numeric field overflow/.test(message)) return '22003';
+  if (/out of range|^numeric field overflow|^percentile value .* is not between 0 and 1/.test(message)) return '22003';
   if (/^division by zero/.test(message)) return '22012';
   if (/^value too long for type /.test(message)) return '22001';
   if (/^unit ".*" not recognized|^cannot get array length/.test(message)) return '22023';
@@ -48,6 +48,9 @@ export function valueErrorState(message: string): string | null {
   if (/^null character not permitted/.test(message)) return '54000';
   if (/^step size cannot equal zero|^cannot extract elements from|^cannot call jsonb_\w+ on|^cannot deconstruct/.test(message)) return '22023';
   if (/^invalid regular expression/.test(message)) return '2201B';
+  if (/^stride must be greater than zero/.test(message)) return '22023';
+  if (/^timestamps cannot be binned/.test(message)) return '0A000';
+  if (/^count must be greater than zero|^lower bound cannot equal upper bound/.test(message)) return '2201G';
   if (/^LIMIT must not be negative/.test(message)) return '2201W';
   if (/^OFFSET must not be negative/.test(message)) return '2201X';
   if (/^more than one row returned by a subquery|^ON CONFLICT DO UPDATE command cannot affect row a second time/.test(message)) return '21000';

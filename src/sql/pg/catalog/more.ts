@@ -34,4 +34,9 @@ export const MORE: Record<string, CatalogFunction> = {
   array_remove: reg('text[]', 'pe_array_remove', [2, 2], ['text[]', 'text']),
   array_position: reg('int4', 'pe_array_position', [2, 2], ['text[]', 'text']),
   jsonb_pretty: reg('text', 'pe_jsonb_pretty', [1, 1], ['jsonb']),
+  // note: reporting helpers (docs/sql.md "Late differences"); their SQLite functions are in src/sql/functions-formats.ts.
+  date_bin: reg('timestamptz', 'pe_date_bin', [3, 3], ['interval', 'timestamptz', 'timestamptz']),
+  width_bucket: reg('int4', 'pe_width_bucket', [4, 4], ['float8', 'float8', 'float8', 'int4']),
+  justify_days: { arity: [1, 1], args: ['interval'], registered: true, emit: ([a]) => ({ sql: `pe_justify(${a!.sql}, 'days')`, type: 'interval' }) },
+  justify_hours: { arity: [1, 1], args: ['interval'], registered: true, emit: ([a]) => ({ sql: `pe_justify(${a!.sql}, 'hours')`, type: 'interval' }) },
 };
