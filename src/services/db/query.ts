@@ -183,7 +183,7 @@ export class QueryService {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
         const b = source ? bind(step.sql, params, source, step.fixed, true, callerAuth) : bindPlain(step, params, true, callerAuth);
-        return { sql: b.sql, params: b.params, result: step.into ? false : step.result === true, ...(step.rowids ? { rowids: step.rowids } : {}), ...(step.into ? { into: step.into } : {}) };
+        return { sql: b.sql, params: b.params, result: step.into ? false : step.result === true, ...(step.rowids ? { rowids: step.rowids } : {}), ...(step.into ? { into: step.into } : {}), ...(step.alter ? { alter: step.alter } : {}) };
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.

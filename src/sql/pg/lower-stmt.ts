@@ -355,6 +355,22 @@ function alterTable(f: Record<string, unknown>): Node {
       if (mark.always) throw unsupported('identity columns other than the primary key');
       return { type: 'alter', keyword: 'table', table: [rel], expr: [{ ...col, action: 'add' }] };
     }
+    case 'AT_ColumnDefault':
+    case 'AT_SetNotNull':
+    case 'AT_DropNotNull':
+    case 'AT_AlterColumnType': {
+      // note: the column changes of docs/sql.md "Changing a column" (src/sql/pg/alter-column.ts).
+      const a: Node = { action: 'alter_column', resource: 'column', column: { type: 'column_ref', column: String(c.name) } };
+      if (c.subtype === 'AT_ColumnDefault') a.default_val = c.def ? { value: lowerExpr(c.def) } : null;
+      else if (c.subtype !== 'AT_AlterColumnType') a.not_null = c.subtype === 'AT_SetNotNull';
+      else {
+        const [, d] = kind(c.def);
+        only('ALTER COLUMN … TYPE', d, 'typeName,raw_default,location');
+        a.definition = typeNode(d.typeName as Record<string, unknown>);
+        if (d.raw_default) a.using = lowerExpr(d.raw_default);
+      }
+      return { type: 'alter', keyword: 'table', table: [rel], expr: [a] };
+    }
     case 'AT_DropColumn':
       if (c.behavior === 'DROP_CASCADE') throw unsupported('DROP COLUMN … CASCADE');
       if (c.missing_ok) throw unsupported('DROP COLUMN IF EXISTS');

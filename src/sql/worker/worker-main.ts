@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { CallerSlot, CallerValues } from '../caller.js';
+import type { AlterColumnSpec } from './alter-column.js';
 
 /** A job for a SQL worker: one script, run in one transaction on one project file. */
 export interface WorkerJob {
@@ -27,7 +28,7 @@ export interface WorkerJob {
   maxBytes: number;
   /** Per statement, its SQLite steps. */
   /** `rowids`: see Step.rowids (src/sql/pg/statements.ts). */
-  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string }; into?: string }>>;
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string }; alter?: AlterColumnSpec; into?: string }>>;
 }
 
 export interface WorkerResult {
@@ -69,6 +70,8 @@ export function workerMain(
     parse: (sql: string) => Promise<unknown>;
     /** A NOT NULL column a BEFORE trigger fills takes NULL until the trigger ran (relax-not-null.ts). */
     relax?: (db: Database.Database, table: string, column: string, phase: 'before' | 'in') => void;
+    /** `ALTER COLUMN … SET/DROP DEFAULT | NOT NULL | TYPE`: the table rebuilt in the transaction (alter-column.ts). */
+    alter?: (db: Database.Database, spec: AlterColumnSpec) => void;
     /** Facts about a constraint violation, gathered while its transaction is still open (violation-facts.ts). */
     violation?: (db: Database.Database, sql: string, params: unknown[], code: string) => unknown;
   },
@@ -180,6 +183,11 @@ export function workerMain(
             if (step.relax) {
               deps.relax?.(c.db, step.relax.table, step.relax.column, 'in');
               c.stmts.clear();
+              continue;
+            }
+            if (step.alter) {
+              c.stmts.clear();
+              deps.alter?.(c.db, step.alter);
               continue;
             }
             let s: Database.Statement;
