@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // its rows, indexes, triggers, views, policies and grants.
 
 let s: TestServer;
+let user: { id: string; token: string };
 
 async function query(text: string) {
   const res = await s.req('/db/query', { method: 'POST', key: s.keys.service, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: text }) });
@@ -24,8 +25,18 @@ async function refused(text: string, sqlstate: string, message: string, status =
   expect(r.body.error?.message).toContain(message);
 }
 
+async function call(method: string, path: string, body: unknown, token?: string) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await s.req(path, { method, key: token ? s.keys.publishable : s.keys.service, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, text };
+}
+
 beforeAll(async () => {
   s = await startTestServer();
+  const reg = await call('POST', '/auth/register', { email: 'alter@example.com', password: 'correct horse battery staple 1' });
+  user = { id: reg.body.user.id, token: reg.body.access_token };
 });
 afterAll(() => s.close());
 
@@ -112,5 +123,49 @@ describe('ALTER COLUMN', () => {
     const r = await query(`alter table plain alter column a set default 'x'; select 1/0`);
     expect(r.status).toBe(400);
     expect(await sql(`select column_default from information_schema.columns where table_name = 'plain' and column_name = 'a'`)).toEqual([{ column_default: null }]);
+  });
+
+  it('keeps working on a rows-API table: a new default and NOT NULL reach its rows API; its types stay the rows API\'s', async () => {
+    expect((await call('POST', '/db/tables', { name: 'posts', type: 'relational', columns: [{ name: 'title', type: 'text' }, { name: 'n', type: 'int8' }] })).status).toBe(201);
+    await sql(`alter table posts alter column n set default 5; alter table posts alter column title set not null`);
+    const made = await call('POST', '/db/tables/posts/rows', { data: { title: 'a' } });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.data).toEqual({ title: 'a', n: 5 });
+    expect((await call('POST', '/db/tables/posts/rows', { data: { n: 1 } })).status).toBe(400);
+    expect(await sql(`insert into posts (title) values ('b') returning n`)).toEqual([{ n: 5 }]);
+    await refused(`alter table posts alter column n type text`, '0A000', 'a table made by POST /db/tables');
+  });
+
+  it('keeps enum and array columns, RLS, grants, triggers and views over the table', async () => {
+    await sql(`create type mood as enum ('calm', 'busy');
+      create table diary (id serial primary key, owner uuid default auth.uid(), mood mood not null default 'calm', tags text[] default '{}', entry text, shout text);
+      alter table diary enable row level security;
+      create policy own on diary for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid());
+      revoke delete on diary from authenticated;
+      create function shout() returns trigger language plpgsql as $$ begin new.shout := upper(new.entry); return new; end $$;
+      create trigger diary_shout before insert on diary for each row execute function shout();
+      create view diary_moods as select mood, entry from diary;
+      insert into diary (owner, entry, tags) values ('00000000-0000-0000-0000-000000000000', 'not yours', '{a}');
+      alter table diary alter column mood set default 'busy';
+      alter table diary alter column entry set not null;`);
+    const mine = await call('POST', '/db/tables/diary/rows', { data: { entry: 'mine', tags: ['x', 'y'] } }, user.token);
+    expect(mine.status, mine.text).toBe(201);
+    expect(mine.body.data).toMatchObject({ owner: user.id, mood: 'busy', tags: ['x', 'y'], entry: 'mine', shout: 'MINE' });
+    const seen = await call('POST', '/db/query', { sql: `select entry from diary` }, user.token);
+    expect(seen.body.rows).toEqual([{ entry: 'mine' }]);
+    expect((await call('DELETE', `/db/tables/diary/rows/${mine.body.id}`, undefined, user.token)).status).toBe(403);
+    await refused(`insert into diary (mood, entry) values ('angry', 'x')`, '22P02', 'invalid input value for enum mood: "angry"');
+    expect(await sql(`select mood, entry from diary_moods order by entry`)).toEqual([
+      { mood: 'busy', entry: 'mine' },
+      { mood: 'calm', entry: 'not yours' },
+    ]);
+  });
+
+  it('refuses to rebuild a table other tables\' rows reference with ON DELETE CASCADE, and their rows stay', async () => {
+    await sql(`create table orgs (id serial primary key, name text);
+      create table members (id serial primary key, org_id int references orgs (id) on delete cascade);
+      insert into orgs (name) values ('o'); insert into members (org_id) values (1);`);
+    await refused(`alter table orgs alter column name set default 'x'`, '0A000', 'ON DELETE CASCADE');
+    expect(await sql(`select count(*)::int as n from members`)).toEqual([{ n: 1 }]);
   });
 });
