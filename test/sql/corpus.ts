@@ -1,5 +1,6 @@
 import { families } from './corpus-families.js';
 import { lateralFamily } from './corpus-lateral.js';
+import { alterColumnFamily } from './corpus-alter-column.js';
 import { more } from './corpus-more.js';
 import { dmlCtes, typedArrays } from './corpus-dml-arrays.js';
 import type { Entry } from './harness.js';
@@ -519,11 +520,12 @@ const raw: Array<string | Entry> = [
   ...lateralFamily,
   ...dmlCtes,
   ...typedArrays,
+  ...alterColumnFamily,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),
   `select position('b' in 'abc') as p`,
-  u(`alter table books alter column title type varchar(200)`),
+  `alter table books alter column title type varchar(200)`,
   `select md5('x') as m`,
   u(`select sum(pages) over (order by id rows between 1 preceding and current row) from books`),
   u(`begin`),

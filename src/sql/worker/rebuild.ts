@@ -2,9 +2,9 @@ import type Database from 'better-sqlite3';
 
 /**
  * A table rebuilt with an edited CREATE TABLE text (create-text.ts), SQLite's way to change what
- * ALTER TABLE cannot (a column's NOT NULL, default or type): the new table is made under a
- * reserved scratch name, the rows are copied (each column as it was, or through `values`), the
- * old table dropped and the new one renamed, keeping its rows' rowids, the serial counter, its
+ * ALTER TABLE cannot (a column's NOT NULL, default or type): the rows are kept aside in a TEMP
+ * table (each column as it was, or through `values`), the old table dropped, the new one made
+ * under a reserved scratch name, renamed, and filled, keeping its rows' rowids, the serial counter, its
  * indexes and triggers in their order, this connection's TEMP triggers (the change capture),
  * and the views over it (legacy renaming leaves them alone, and they name it again once it is
  * back). Runs in the caller's transaction.
@@ -50,11 +50,14 @@ export function rebuildTable(db: Database.Database, table: string, created: stri
   const keys = info.filter((c) => c.pk > 0);
   const alias = keys.length === 1 && keys[0]!.type.toUpperCase() === 'INTEGER';
   const names = [...(alias ? [] : ['rowid']), ...cols.map(quoteIdent)].join(', ');
-  const values = [...(alias ? [] : ['rowid']), ...cols.map((c) => opts.values?.[c] ?? quoteIdent(c))].join(', ');
+  const values = [...(alias ? [] : ['rowid']), ...cols.map((c) => `${opts.values?.[c] ?? quoteIdent(c)} AS ${quoteIdent(c)}`)].join(', ');
+  const kept = `temp.${quoteIdent(`${SCRATCH}_rows`)}`;
   db.pragma('defer_foreign_keys = ON');
-  db.exec(created);
-  db.exec(`INSERT INTO ${quoteIdent(SCRATCH)} (${names}) SELECT ${values} FROM ${q} ORDER BY rowid`);
+  // note: the rows are kept aside, and go into the new table once it has the old one's name: other tables'
+  // rows that the drop left without their parent find it again then (SQLite counts deferred violations).
+  db.exec(`CREATE TABLE ${kept} AS SELECT ${values.replace(/^rowid\b/, 'rowid AS "pe_rowid"')} FROM ${q} ORDER BY rowid`);
   db.exec(`DROP TABLE ${q}`);
+  db.exec(created);
   // note: legacy renaming leaves views over the table alone (they name it again once the rename is done).
   db.pragma('legacy_alter_table = ON');
   try {
@@ -62,6 +65,8 @@ export function rebuildTable(db: Database.Database, table: string, created: stri
   } finally {
     db.pragma('legacy_alter_table = OFF');
   }
+  db.exec(`INSERT INTO ${q} (${names}) SELECT ${alias ? '' : '"pe_rowid", '}${cols.map(quoteIdent).join(', ')} FROM ${kept}`);
+  db.exec(`DROP TABLE ${kept}`);
   if (seq !== undefined) {
     db.prepare(`DELETE FROM sqlite_sequence WHERE name = ?`).run(table);
     db.prepare(`INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`).run(table, seq);
