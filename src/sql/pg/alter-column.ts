@@ -2,7 +2,7 @@ import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import type { AlterColumnSpec } from '../worker/alter-column.js';
 import { type Emitter, type Node, columnName, unsupported } from './emit.js';
-import { emitCastTo } from './cast.js';
+import { emitCastTo, emitTypmod } from './cast.js';
 import { columnDefault, typeChecks } from './ddl.js';
 import type { Statement, Step } from './statements.js';
 import { dropEnumTriggers, enumCast, enumDecl, enumLabels, enumTriggers } from './types-ddl.js';
@@ -97,7 +97,9 @@ function retype(a: Node, em: Emitter, phys: string, col: ColumnType): { spec: No
     const what = using ? `result of USING clause for column "${col.name}"` : `column "${col.name}"`;
     throw pgFail('42804', `${what} cannot be cast automatically to type ${pgName(target)}`, { hint: using ? 'You might need to add an explicit cast.' : `You might need to specify "USING ${col.name}::${pgName(target)}".` });
   }
-  const converted = sameEnum ? from : enumType ? enumCast(em, enumType, from)! : from.type === type && !/CHAR/i.test(raw) ? from : emitCastTo(em, from, type);
+  let converted = sameEnum ? from : enumType ? enumCast(em, enumType, from)! : from.type === type ? from : emitCastTo(em, from, type);
+  // note: numeric(p, s) rounds each value to s places and fails past p digits, as the assignment does (a varchar(n) too long fails by its CHECK, 22001).
+  if (type === 'numeric' && typeof def.length === 'number') converted = emitTypmod(em, converted, def);
   const decl = enumType ? enumDecl(enumType) : DECLTYPE[type];
   return {
     spec: { decl, checks: typeChecks(col.name, type, raw, def), convert: converted.sql },
