@@ -112,6 +112,20 @@ describe('ALTER COLUMN', () => {
     await refused(`insert into items (label) values ('long')`, '22001', 'value too long for type character varying(3)');
   });
 
+  it('takes several column changes in one ALTER TABLE, each seeing the ones before it', async () => {
+    await sql(`create table multi (id serial primary key, a text, b int, c text); insert into multi (a, b) values ('x', 1)`);
+    await sql(`alter table multi alter column a set not null, alter column b type bigint, alter column c set default 'k', alter column b set default 3`);
+    await sql(`insert into multi (a) values ('y')`);
+    expect(await sql(`select a, b, c from multi order by id`)).toEqual([
+      { a: 'x', b: 1, c: null },
+      { a: 'y', b: 3, c: 'k' },
+    ]);
+    // note: one failing change leaves the table as it was.
+    await refused(`alter table multi alter column c set default 'z', alter column c set not null`, '23502', 'column "c" of relation "multi" contains null values');
+    await sql(`insert into multi (a) values ('z')`);
+    expect(await sql(`select c from multi where a = 'z'`)).toEqual([{ c: 'k' }]);
+  });
+
   it('bad input names what is wrong and changes nothing', async () => {
     await sql(`create table plain (id serial primary key, a text)`);
     await refused(`alter table plain alter column zz set not null`, '42703', 'column "zz" of relation "plain" does not exist');

@@ -327,6 +327,17 @@ export function alter(n: Node, em: Emitter): Statement {
   const t = (n.table as Node[])[0]!;
   const phys = em.physical(t.db, t.table);
   const actions = (n.expr as Node[]) ?? [];
+  if (actions.length > 1 && actions.every((x) => x.action === 'alter_column')) {
+    // note: each change sees the columns as the ones before it left them.
+    let cols = em.opts.schema(phys);
+    const steps: Step[] = [];
+    for (const x of actions) {
+      const st = alterColumn(x, em, phys, cols);
+      steps.push(...st.steps);
+      cols = st.effect!.columns;
+    }
+    return { command: 'ALTER TABLE', steps, columns: [], readOnly: false, effect: { table: phys, columns: cols } };
+  }
   if (actions.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
   const a = actions[0]!;
   const action = String(a.action).toLowerCase();

@@ -336,6 +336,12 @@ function alterTable(f: Record<string, unknown>): Node {
   if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
   const rel = rangeVar(f.relation as Record<string, unknown>);
   const cmds = list(f.cmds);
+  const COLUMN_CHANGES = ['AT_ColumnDefault', 'AT_SetNotNull', 'AT_DropNotNull', 'AT_AlterColumnType'];
+  if (cmds.length > 1 && !f.missing_ok && cmds.every((x) => COLUMN_CHANGES.includes(String(kind(x)[1].subtype)))) {
+    // note: `alter table t alter a set not null, alter b set default …`: the column changes one after another.
+    const one = (x: unknown) => (alterTable({ ...f, cmds: [x] }).expr as Node[])[0]!;
+    return { type: 'alter', keyword: 'table', table: [rel], expr: cmds.map(one) };
+  }
   if (cmds.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
   const [, c] = kind(cmds[0]);
   // note: IF EXISTS is read for the RLS switch only (which names a missing table as an error here).
