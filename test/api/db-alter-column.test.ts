@@ -81,6 +81,12 @@ describe('ALTER COLUMN', () => {
     await sql(`update tasks set title = 'b' where title is null; alter table tasks alter column title set not null`);
     await refused(`insert into tasks (title) values (null)`, '23502', 'null value in column "title"');
     expect(await sql(`select is_nullable from information_schema.columns where table_name = 'tasks' and column_name = 'title'`)).toEqual([{ is_nullable: 'NO' }]);
+    const schema = (await (await s.req('/db/schema', { key: s.keys.service })).json()) as { tables: Array<{ name: string; columns: Array<{ name: string; nullable: boolean }> }> };
+    expect(schema.tables.find((t) => t.name === 'tasks')?.columns.find((c) => c.name === 'title')?.nullable).toBe(false);
+    const listed = await call('GET', '/db/tables', undefined);
+    expect(listed.status, listed.text).toBe(200);
+    const tables = (Array.isArray(listed.body) ? listed.body : (listed.body.tables ?? listed.body.data)) as Array<{ name: string; columns: Array<{ name: string; nullable: boolean }> }>;
+    expect(tables.find((t) => t.name === 'tasks')?.columns.find((c) => c.name === 'title')?.nullable).toBe(false);
     await sql(`alter table tasks alter column title drop not null; insert into tasks (title) values (null)`);
     expect(await sql(`select count(*)::int as n from tasks`)).toEqual([{ n: 3 }]);
   });
