@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventSource } from '../helpers/realtime.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // ALTER TABLE … ALTER COLUMN (docs/sql.md "Changing a column"): SET/DROP DEFAULT, SET/DROP NOT
@@ -130,6 +131,21 @@ describe('ALTER COLUMN', () => {
     await refused(`alter table multi alter column c set default 'z', alter column c set not null`, '23502', 'column "c" of relation "multi" contains null values');
     await sql(`insert into multi (a) values ('z')`);
     expect(await sql(`select c from multi where a = 'z'`)).toEqual([{ c: 'k' }]);
+  });
+
+  it('rows written after the rebuild are change events (the capture survives it)', async () => {
+    await sql(`create table feed (id serial primary key, body text, kind text); insert into feed (body) values ('before')`);
+    const es = openEventSource(`${s.url}/realtime/stream?table=feed&apikey=${s.keys.service}`);
+    try {
+      await es.next((m) => m.event === 'ready');
+      await sql(`insert into feed (body) values ('warm')`);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { body: 'warm', kind: null } });
+      await sql(`alter table feed alter column kind set default 'note'`);
+      await sql(`insert into feed (body) values ('after')`);
+      expect((await es.next((m) => m.event === 'change')).data).toMatchObject({ op: 'insert', data: { body: 'after', kind: 'note' } });
+    } finally {
+      es.close();
+    }
   });
 
   it('bad input names what is wrong and changes nothing', async () => {
