@@ -334,7 +334,8 @@ function alterTable(f: Record<string, unknown>): Node {
   if (f.objtype === 'OBJECT_VIEW') return lowerAlterView(f);
   only('ALTER TABLE', f, 'relation,cmds,objtype,missing_ok');
   if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
-  const rel = rangeVar(f.relation as Record<string, unknown>);
+  // note: `ALTER TABLE ONLY t` (pg_dump's and Supabase's generated migrations) is `ALTER TABLE t`: no table here has children.
+  const rel = rangeVar({ ...(f.relation as Record<string, unknown>), inh: true });
   const cmds = list(f.cmds);
   const COLUMN_CHANGES = ['AT_ColumnDefault', 'AT_SetNotNull', 'AT_DropNotNull', 'AT_AlterColumnType'];
   if (cmds.length > 1 && !f.missing_ok && cmds.every((x) => COLUMN_CHANGES.includes(String(kind(x)[1].subtype)))) {
