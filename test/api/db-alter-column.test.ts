@@ -197,6 +197,32 @@ describe('ALTER COLUMN', () => {
     ]);
   });
 
+  it('TYPE between an enum and text: text takes any value; back to the enum needs USING and every value a label', async () => {
+    await sql(`create type level as enum ('low', 'high');
+      create table knobs (id serial primary key, lvl level default 'low');
+      insert into knobs (lvl) values ('high');
+      alter table knobs alter column lvl drop default;
+      alter table knobs alter column lvl type text;
+      insert into knobs (lvl) values ('loud');`);
+    expect(await sql(`select lvl from knobs order by id`)).toEqual([{ lvl: 'high' }, { lvl: 'loud' }]);
+    await refused(`alter table knobs alter column lvl type level`, '42804', 'column "lvl" cannot be cast automatically to type level');
+    await refused(`alter table knobs alter column lvl type level using lvl::level`, '22P02', 'invalid input value for enum level: "loud"');
+    await sql(`delete from knobs where lvl = 'loud'; alter table knobs alter column lvl type level using lvl::level`);
+    await refused(`insert into knobs (lvl) values ('loud')`, '22P02', 'invalid input value for enum level: "loud"');
+    expect(await sql(`select data_type, udt_name from information_schema.columns where table_name = 'knobs' and column_name = 'lvl'`)).toEqual([{ data_type: 'USER-DEFINED', udt_name: 'level' }]);
+  });
+
+  it('DROP NOT NULL on a column a BEFORE trigger fills lets the trigger leave it NULL; SET NOT NULL then checks the rows', async () => {
+    await sql(`create table slugs (id serial primary key, title text, slug text not null);
+      create function slugify() returns trigger language plpgsql as $$ begin if new.title <> 'none' then new.slug := lower(new.title); end if; return new; end $$;
+      create trigger slugs_fill before insert on slugs for each row execute function slugify();
+      insert into slugs (title) values ('A');`);
+    await refused(`insert into slugs (title) values ('none')`, '23502', 'null value in column "slug" of relation "slugs" violates not-null constraint');
+    await sql(`alter table slugs alter column slug drop not null; insert into slugs (title) values ('none')`);
+    expect(await sql(`select title, slug from slugs order by id`)).toEqual([{ title: 'A', slug: 'a' }, { title: 'none', slug: null }]);
+    await refused(`alter table slugs alter column slug set not null`, '23502', 'column "slug" of relation "slugs" contains null values');
+  });
+
   it('refuses to rebuild a table other tables\' rows reference with ON DELETE CASCADE, and their rows stay', async () => {
     await sql(`create table orgs (id serial primary key, name text);
       create table members (id serial primary key, org_id int references orgs (id) on delete cascade);

@@ -46,12 +46,13 @@ export function alterColumn(a: Node, em: Emitter, phys: string, columns: ColumnT
     const t = retype(a, em, phys, col);
     spec.type = t.spec;
     effect = t.column;
-    if (col.enum) before.push(...dropEnumTriggers(phys, name));
+    // note: always: a column's enum checks go with its old type (a no-op when it had none).
+    before.push(...dropEnumTriggers(phys, name));
     if (t.column.enum) after.push(...enumTriggers(phys, name, t.column.enum));
     const type = toCatalogType(t.column.type);
     if (type) catalog.type = type;
     if (t.column.enum) catalog.enum = t.column.enum;
-    else if (col.enum) dropEnum = true;
+    else dropEnum = true;
   }
   const sets = Object.keys(catalog).map((k) => `, '$.${k}', json(?)`).join('');
   // note: a column is required by the rows API only when it is NOT NULL without a default (ddl.ts catalogDef).

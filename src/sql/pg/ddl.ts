@@ -102,7 +102,7 @@ export function createTable(n: Node, em: Emitter): Statement {
     steps,
     columns: [],
     readOnly: false,
-    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type, pk: c.pk || (tablePk?.length === 1 && tablePk[0] === c.name) })) },
+    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type, pk: c.pk || (tablePk?.length === 1 && tablePk[0] === c.name), ...(c.enum ? { enum: c.enum } : {}) })) },
     adopted: catalog !== null,
     ...(catalog ? { catalogDef: catalog } : {}),
   };
