@@ -35,6 +35,10 @@ export function alterColumn(db: Database.Database, spec: AlterColumnSpec): void 
   if (spec.type && /\)\s*STRICT\s*$/i.test(sql)) {
     throw fail('0A000', `ALTER COLUMN … TYPE on "${table}", a table made by POST /db/tables, is not supported (its columns' types are the rows API's)`);
   }
+  if (spec.type) {
+    const policy = policyUsing(db, table, column);
+    if (policy) throw fail('0A000', `cannot alter type of a column used in a policy definition (policy ${policy} on table ${table} depends on column "${column}")`);
+  }
   if (notNull === true && db.prepare(`SELECT 1 FROM ${q} WHERE ${c} IS NULL LIMIT 1`).get() !== undefined) {
     throw fail('23502', `column "${column}" of relation "${table}" contains null values`);
   }
@@ -51,4 +55,30 @@ export function alterColumn(db: Database.Database, spec: AlterColumnSpec): void 
     throw fail('0A000', `ALTER COLUMN on "${table}" while other tables' rows reference it through ON DELETE CASCADE, SET NULL or SET DEFAULT is not supported (SQLite rebuilds the table to change a column)`);
   }
   rebuildTable(db, table, created, spec.type ? { values: { [column]: spec.type.convert } } : {});
+}
+
+/**
+ * The name of an RLS policy whose expressions name the column — on the table itself, or on
+ * another table when they name the table too (a subquery) — as Postgres refuses a type change
+ * under it (policies are compiled against the column's type); or null.
+ */
+function policyUsing(db: Database.Database, table: string, column: string): string | null {
+  const word = (w: string) => new RegExp(`(^|[^\\w$])"?${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?($|[^\\w$])`, 'i');
+  const col = word(column);
+  const tbl = word(table);
+  const rows = db.prepare(`SELECT tbl, policies, named FROM "_svc_meta.rls"`).all() as Array<{ tbl: string; policies: string | null; named: string | null }>;
+  for (const r of rows) {
+    const texts: Array<[string, string]> = [];
+    try {
+      for (const [op, text] of Object.entries((JSON.parse(r.policies ?? '{}') ?? {}) as Record<string, unknown>)) if (typeof text === 'string') texts.push([op, text]);
+      const named = (JSON.parse(r.named ?? '[]') ?? []) as unknown;
+      for (const p of (Array.isArray(named) ? named : Object.values(named as object)) as Array<{ name?: string; using?: string | null; check?: string | null }>) {
+        for (const text of [p.using, p.check]) if (typeof text === 'string') texts.push([p.name ?? '', text]);
+      }
+    } catch {
+      continue;
+    }
+    for (const [name, text] of texts) if (col.test(text) && (r.tbl === table || tbl.test(text))) return `"${name}"`;
+  }
+  return null;
 }
