@@ -24,7 +24,10 @@ const fail = (state: string, message: string): Error => new Error(`pe_raise[${st
 export function alterColumn(db: Database.Database, spec: AlterColumnSpec): void {
   const { table, column } = spec;
   const sql = createText(db, table);
-  if (!sql) throw fail('42P01', `relation "${table}" does not exist`);
+  if (!sql) {
+    const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table) !== undefined;
+    throw exists ? fail('0A000', `ALTER COLUMN on "${table}" is not supported (a WITHOUT ROWID table)`) : fail('42P01', `relation "${table}" does not exist`);
+  }
   const q = quoteIdent(table);
   const c = quoteIdent(column);
   const info = (db.pragma(`table_info(${q})`) as Array<{ name: string; notnull: number; pk: number }>).find((x) => x.name === column);
