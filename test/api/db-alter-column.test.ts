@@ -227,11 +227,20 @@ describe('ALTER COLUMN', () => {
     await refused(`alter table slugs alter column slug set not null`, '23502', 'column "slug" of relation "slugs" contains null values');
   });
 
-  it('refuses to rebuild a table other tables\' rows reference with ON DELETE CASCADE, and their rows stay', async () => {
+  it('rebuilds a table other tables\' rows reference with ON DELETE CASCADE in a script of schema changes, keeping their rows', async () => {
     await sql(`create table orgs (id serial primary key, name text);
       create table members (id serial primary key, org_id int references orgs (id) on delete cascade);
       insert into orgs (name) values ('o'); insert into members (org_id) values (1);`);
-    await refused(`alter table orgs alter column name set default 'x'`, '0A000', 'ON DELETE CASCADE');
+    await sql(`alter table orgs alter column name set default 'x'; alter table orgs alter column name set not null`);
     expect(await sql(`select count(*)::int as n from members`)).toEqual([{ n: 1 }]);
+    expect(await sql(`insert into orgs (id) values (2) returning name`)).toEqual([{ name: 'x' }]);
+    // note: the foreign keys hold afterwards, cascade included.
+    await refused(`insert into members (org_id) values (99)`, '23503', 'violates foreign key constraint', 409);
+    await sql(`delete from orgs where id = 1`);
+    expect(await sql(`select count(*)::int as n from members`)).toEqual([{ n: 0 }]);
+    // note: in a script that also writes rows (whose foreign-key actions must run) it is refused, changing nothing.
+    await sql(`insert into orgs (name) values ('p'); insert into members (org_id) select max(id) from orgs`);
+    await refused(`alter table orgs alter column name drop default; insert into orgs (name) values ('q')`, '0A000', 'ON DELETE CASCADE');
+    expect(await sql(`select column_default from information_schema.columns where table_name = 'orgs' and column_name = 'name'`)).toEqual([{ column_default: "'x'::text" }]);
   });
 });

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { WorkerJob } from './worker-main.js';
 import { editColumn } from './create-text.js';
 import { SCRATCH, createText, quoteIdent, rebuildTable, safeInTransaction } from './rebuild.js';
 
@@ -53,9 +54,9 @@ export function alterColumn(db: Database.Database, spec: AlterColumnSpec): void 
     ...(spec.type ? { type: { decl: spec.type.decl, checks: spec.type.checks } } : {}),
   });
   if (!created) throw fail('42703', `column "${column}" of relation "${table}" does not exist`);
-  if (!safeInTransaction(db, table)) {
+  if (db.pragma('foreign_keys', { simple: true }) !== 0 && !safeInTransaction(db, table)) {
     // note: dropping the old table would run other tables' ON DELETE actions on their rows (foreign keys stay on in a transaction).
-    throw fail('0A000', `ALTER COLUMN on "${table}" while other tables' rows reference it through ON DELETE CASCADE, SET NULL or SET DEFAULT is not supported (SQLite rebuilds the table to change a column)`);
+    throw fail('0A000', `ALTER COLUMN on "${table}" while other tables' rows reference it through ON DELETE CASCADE, SET NULL or SET DEFAULT is not supported in a script that also reads or writes rows (SQLite rebuilds the table to change a column): run the ALTER in a script of schema changes only`);
   }
   rebuildTable(db, table, created, spec.type ? { values: { [column]: spec.type.convert } } : {});
 }
@@ -84,4 +85,25 @@ function policyUsing(db: Database.Database, table: string, column: string): stri
     for (const [name, text] of texts) if (col.test(text) && (r.tbl === table || tbl.test(text))) return `"${name}"`;
   }
   return null;
+}
+
+/**
+ * A script of schema changes only whose ALTER COLUMN rebuilds a table other tables' rows
+ * reference through ON DELETE actions (dropping the old table would run them): it runs with
+ * foreign keys off (they cannot be switched inside a transaction), and `check` — before it
+ * commits — finds any row the script left without the row it references, as SQLite's
+ * 12-step ALTER TABLE does. Null when no such rebuild is in the script.
+ */
+export function foreignKeysOff(db: Database.Database, job: WorkerJob): { check: () => void } | null {
+  const tables = new Set<string>();
+  for (const steps of job.statements) for (const step of steps) if (step.alter) tables.add(step.alter.table);
+  const unsafe = [...tables].some((t) => createText(db, t) !== undefined && !safeInTransaction(db, t));
+  if (!unsafe) return null;
+  db.pragma('foreign_keys = OFF');
+  return {
+    check: () => {
+      const bad = db.pragma('foreign_key_check') as Array<{ table: string; parent: string }>;
+      if (bad.length) throw fail('23503', `rows of "${bad[0]!.table}" would be left without the row they reference in "${bad[0]!.parent}"`);
+    },
+  };
 }

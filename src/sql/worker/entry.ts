@@ -8,7 +8,7 @@ import { registerFormats } from '../functions-formats.js';
 import { registerArrayFunctions } from '../functions-arrays.js';
 import { registerMore } from '../functions-more.js';
 import { relaxNotNull } from './relax-not-null.js';
-import { alterColumn } from './alter-column.js';
+import { alterColumn, foreignKeysOff } from './alter-column.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain } from './worker-main.js';
 
@@ -45,4 +45,4 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   registerArrayFunctions(db);
 };
 
-workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, alter: alterColumn, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
+workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, alter: alterColumn, foreignKeysOff, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
