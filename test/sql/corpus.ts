@@ -1,5 +1,6 @@
 import { families } from './corpus-families.js';
 import { lateralFamily } from './corpus-lateral.js';
+import { alterColumnFamily } from './corpus-alter-column.js';
 import { more } from './corpus-more.js';
 import { dmlCtes, typedArrays } from './corpus-dml-arrays.js';
 import { pgDiffs } from './corpus-pgdiffs.js';
@@ -523,11 +524,12 @@ const raw: Array<string | Entry> = [
   ...typedArrays,
   ...pgDiffs,
   ...reporting,
+  ...alterColumnFamily,
   // ---- not translated, on purpose
   u(`select title from books where title similar to 'C%'`),
   u(`select to_jsonb(b) from books b`),
   `select position('b' in 'abc') as p`,
-  u(`alter table books alter column title type varchar(200)`),
+  `alter table books alter column title type varchar(200)`,
   `select md5('x') as m`,
   o(`select id, sum(pages) over (order by id rows between 1 preceding and current row) as s from books order by id`),
   u(`begin`),

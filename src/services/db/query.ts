@@ -183,7 +183,7 @@ export class QueryService {
         const values = policies.get(s);
         if (values) return { sql: step.sql, params: values, result: false };
         const b = source ? bind(step.sql, params, source, step.fixed, true, callerAuth) : bindPlain(step, params, true, callerAuth);
-        return { sql: b.sql, params: b.params, result: step.into ? false : step.result === true, ...(step.rowids ? { rowids: step.rowids } : {}), ...(step.into ? { into: step.into } : {}) };
+        return { sql: b.sql, params: b.params, result: step.into ? false : step.result === true, ...(step.rowids ? { rowids: step.rowids } : {}), ...(step.into ? { into: step.into } : {}), ...(step.alter ? { alter: step.alter } : {}) };
       }),
     );
     // note: RLS switches and policies change no schema, but the catalog caches them: counted as changes so it reloads.
@@ -194,7 +194,7 @@ export class QueryService {
     // note: publishing in seq order starts from what the log had before this process's first write (change-log.ts).
     if (capture) expectChanges(lease);
     try {
-      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, ...(t.readOnly ? {} : { caller: plainCaller(auth) }), schemaChange, capture, maxRows: MAX_ROWS, statements }, at);
+      const out = await this.pool.run({ file: this.#file(lease.projectId), restricted: !service, readOnly: t.readOnly, ...(t.readOnly ? {} : { caller: plainCaller(auth) }), schemaChange, ...(ddlOnly(t) ? { ddlOnly: true } : {}), capture, maxRows: MAX_ROWS, statements }, at);
       raw = out.results;
       captured = out.changes;
     } catch (err) {
@@ -477,3 +477,6 @@ function mapError(err: unknown, columns?: SchemaLookup): unknown {
   }
   return err;
 }
+
+/** A script of schema changes only (an ALTER COLUMN rebuild may then run with foreign keys off: src/sql/worker/alter-column.ts). */
+const ddlOnly = (t: Translation): boolean => t.statements.every((s) => !['SELECT', 'INSERT', 'UPDATE', 'DELETE'].includes(s.command)) && t.statements.some((s) => s.steps.some((step) => step.alter));

@@ -10,6 +10,7 @@ import { indexMethod } from './index-methods.js';
 import { callerDefaultText } from '../caller.js';
 import { adoptProfiles } from './profiles-adopt.js';
 import { refuseAlterUnderView, tableDependents, viewNamed } from './views.js';
+import { alterColumn } from './alter-column.js';
 
 /** Per array type, the characters (a GLOB class) its canonical JSON may hold: a CHECK of the elements' type (docs/sql.md "Arrays"). */
 const ELEMENT_CHARS: Partial<Record<string, string>> = {
@@ -101,7 +102,7 @@ export function createTable(n: Node, em: Emitter): Statement {
     steps,
     columns: [],
     readOnly: false,
-    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type, pk: c.pk || (tablePk?.length === 1 && tablePk[0] === c.name) })) },
+    effect: { table: phys, columns: cols.map((c) => ({ name: c.name, type: c.type, pk: c.pk || (tablePk?.length === 1 && tablePk[0] === c.name), ...(c.enum ? { enum: c.enum } : {}) })) },
     adopted: catalog !== null,
     ...(catalog ? { catalogDef: catalog } : {}),
   };
@@ -168,7 +169,6 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   const notNull = (d.nullable as Node | undefined)?.type === 'not null' || pk;
   const unique = Boolean(d.unique);
   const parts = [quoteIdent(name)];
-  const q = quoteIdent(name);
   if (serial) {
     if (!pk) throw unsupported(identity ? 'identity columns other than the primary key' : 'serial columns other than the primary key');
     type = 'int8';
@@ -186,27 +186,11 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
   const dv = d.default_val as Node | undefined;
   let callerDefault: string | null = null;
   if (dv) {
-    em.callerDefault = true;
-    let v: ReturnType<Emitter['expr']>;
-    try {
-      v = em.expr((dv.value as Node) ?? dv, []);
-    } finally {
-      em.callerDefault = false;
-    }
-    // note: an enum column's default must be one of its labels (checked now, as Postgres does).
-    const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
+    const e = columnDefault(dv, em, type, enumType);
     parts.push(`DEFAULT (${e.sql})`);
-    callerDefault = callerDefaultText(e.sql);
+    callerDefault = e.caller;
   }
-  if (def.length && type === 'text' && /CHAR/i.test(raw)) {
-    // note: named, so that a violation reads as Postgres' "value too long for type …" (22001), not as a CHECK (query.ts).
-    parts.push(`CONSTRAINT pe_${/VAR/i.test(raw) ? 'varchar' : 'bpchar'}_${Number(def.length)} CHECK (length(${q}) <= ${Number(def.length)})`);
-  }
-  if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
-  if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
-  if (isArrayType(type)) parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
-  // note: the elements' type, in native SQLite (any connection writes): the characters their JSON may hold.
-  if (isArrayType(type) && ELEMENT_CHARS[type]) parts.push(`CONSTRAINT pe_array_${type.slice(0, -2)} CHECK (${q} NOT GLOB '*[^]${ELEMENT_CHARS[type]}]*')`);
+  parts.push(...typeChecks(name, type, raw, def));
   const check = d.check as { definition?: Node[]; name?: string } | undefined;
   if (check?.definition?.length) {
     parts.push(`${check.name ? `CONSTRAINT ${quoteIdent(check.name)} ` : ''}CHECK (${check.definition.map((x) => em.bool(x, [{ alias: '', columns: [{ name, type }] }])).join(' AND ')})`);
@@ -218,6 +202,36 @@ function columnSpec(d: Node, em: Emitter, self: string): ColumnSpec {
     refs = r.ref;
   }
   return { name, type, sql: parts.join(' '), pk, notNull, unique, hasDefault: Boolean(dv), identity, references: refs, ...(enumType ? { enum: enumType } : {}), ...(callerDefault ? { callerDefault } : {}) };
+}
+
+/** A column's DEFAULT as SQLite text (in native SQLite: any connection writes), and the caller it names as written (`auth.uid()`), if any. */
+export function columnDefault(dv: Node, em: Emitter, type: PgType, enumType: string | null): { sql: string; caller: string | null } {
+  em.callerDefault = true;
+  let v: ReturnType<Emitter['expr']>;
+  try {
+    v = em.expr((dv.value as Node) ?? dv, []);
+  } finally {
+    em.callerDefault = false;
+  }
+  // note: an enum column's default must be one of its labels (checked now, as Postgres does).
+  const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
+  return { sql: e.sql, caller: callerDefaultText(e.sql) };
+}
+
+/** The CHECKs a column of this type carries (its length, booleans, JSON, arrays' elements). */
+export function typeChecks(name: string, type: PgType, raw: string, def: Node): string[] {
+  const q = quoteIdent(name);
+  const parts: string[] = [];
+  if (def.length && type === 'text' && /CHAR/i.test(raw)) {
+    // note: named, so that a violation reads as Postgres' "value too long for type …" (22001), not as a CHECK (query.ts).
+    parts.push(`CONSTRAINT pe_${/VAR/i.test(raw) ? 'varchar' : 'bpchar'}_${Number(def.length)} CHECK (length(${q}) <= ${Number(def.length)})`);
+  }
+  if (type === 'bool') parts.push(`CHECK (${q} IN (0, 1))`);
+  if (type === 'jsonb' || type === 'json') parts.push(`CHECK (json_valid(${q}))`);
+  if (isArrayType(type)) parts.push(`CHECK (json_valid(${q}) AND json_type(${q}) = 'array')`);
+  // note: the elements' type, in native SQLite (any connection writes): the characters their JSON may hold.
+  if (isArrayType(type) && ELEMENT_CHARS[type]) parts.push(`CONSTRAINT pe_array_${type.slice(0, -2)} CHECK (${q} NOT GLOB '*[^]${ELEMENT_CHARS[type]}]*')`);
+  return parts;
 }
 
 /**
@@ -313,11 +327,23 @@ export function alter(n: Node, em: Emitter): Statement {
   const t = (n.table as Node[])[0]!;
   const phys = em.physical(t.db, t.table);
   const actions = (n.expr as Node[]) ?? [];
+  if (actions.length > 1 && actions.every((x) => x.action === 'alter_column')) {
+    // note: each change sees the columns as the ones before it left them.
+    let cols = em.opts.schema(phys);
+    const steps: Step[] = [];
+    for (const x of actions) {
+      const st = alterColumn(x, em, phys, cols);
+      steps.push(...st.steps);
+      cols = st.effect!.columns;
+    }
+    return { command: 'ALTER TABLE', steps, columns: [], readOnly: false, effect: { table: phys, columns: cols } };
+  }
   if (actions.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
   const a = actions[0]!;
   const action = String(a.action).toLowerCase();
   const q = quoteIdent(phys);
   const columns = em.opts.schema(phys);
+  if (action === 'alter_column') return alterColumn(a, em, phys, columns);
   if (action !== 'add') refuseAlterUnderView(em, phys);
   if (action === 'add' && a.resource === 'column') {
     em.native = true;

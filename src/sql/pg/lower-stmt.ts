@@ -334,8 +334,15 @@ function alterTable(f: Record<string, unknown>): Node {
   if (f.objtype === 'OBJECT_VIEW') return lowerAlterView(f);
   only('ALTER TABLE', f, 'relation,cmds,objtype,missing_ok');
   if (f.objtype !== 'OBJECT_TABLE') throw unsupported(`ALTER ${String(f.objtype).replace(/^OBJECT_/, '')}`);
-  const rel = rangeVar(f.relation as Record<string, unknown>);
+  // note: `ALTER TABLE ONLY t` (pg_dump's and Supabase's generated migrations) is `ALTER TABLE t`: no table here has children.
+  const rel = rangeVar({ ...(f.relation as Record<string, unknown>), inh: true });
   const cmds = list(f.cmds);
+  const COLUMN_CHANGES = ['AT_ColumnDefault', 'AT_SetNotNull', 'AT_DropNotNull', 'AT_AlterColumnType'];
+  if (cmds.length > 1 && !f.missing_ok && cmds.every((x) => COLUMN_CHANGES.includes(String(kind(x)[1].subtype)))) {
+    // note: `alter table t alter a set not null, alter b set default …`: the column changes one after another.
+    const one = (x: unknown) => (alterTable({ ...f, cmds: [x] }).expr as Node[])[0]!;
+    return { type: 'alter', keyword: 'table', table: [rel], expr: cmds.map(one) };
+  }
   if (cmds.length !== 1) throw unsupported('several ALTER TABLE actions in one statement');
   const [, c] = kind(cmds[0]);
   // note: IF EXISTS is read for the RLS switch only (which names a missing table as an error here).
@@ -354,6 +361,22 @@ function alterTable(f: Record<string, unknown>): Node {
       const col = columnDef(kind(c.def)[1], String(rel.table), mark);
       if (mark.always) throw unsupported('identity columns other than the primary key');
       return { type: 'alter', keyword: 'table', table: [rel], expr: [{ ...col, action: 'add' }] };
+    }
+    case 'AT_ColumnDefault':
+    case 'AT_SetNotNull':
+    case 'AT_DropNotNull':
+    case 'AT_AlterColumnType': {
+      // note: the column changes of docs/sql.md "Changing a column" (src/sql/pg/alter-column.ts).
+      const a: Node = { action: 'alter_column', resource: 'column', column: { type: 'column_ref', column: String(c.name) } };
+      if (c.subtype === 'AT_ColumnDefault') a.default_val = c.def ? { value: lowerExpr(c.def) } : null;
+      else if (c.subtype !== 'AT_AlterColumnType') a.not_null = c.subtype === 'AT_SetNotNull';
+      else {
+        const [, d] = kind(c.def);
+        only('ALTER COLUMN … TYPE', d, 'typeName,raw_default,location');
+        a.definition = typeNode(d.typeName as Record<string, unknown>);
+        if (d.raw_default) a.using = lowerExpr(d.raw_default);
+      }
+      return { type: 'alter', keyword: 'table', table: [rel], expr: [a] };
     }
     case 'AT_DropColumn':
       if (c.behavior === 'DROP_CASCADE') throw unsupported('DROP COLUMN … CASCADE');

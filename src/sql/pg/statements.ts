@@ -1,3 +1,4 @@
+import type { AlterColumnSpec } from '../worker/alter-column.js';
 import { EdgeError } from '../../core/errors.js';
 import { quoteIdent } from '../../project/schemas.js';
 import { callName, checkKeys, columnName, Emitter, tickCall, unsupported, type Expr, type Node } from './emit.js';
@@ -23,6 +24,8 @@ export interface Step {
   rowids?: 'collect' | 'use';
   /** Its rows go into this TEMP table (columns c1…cn) instead of a result: a data-modifying WITH item (dml-cte.ts). */
   into?: string;
+  /** Instead of `sql`: the worker rebuilds the table with this column changed (src/sql/worker/alter-column.ts). */
+  alter?: AlterColumnSpec;
 }
 
 export type Command = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE' | 'CREATE TABLE' | 'CREATE INDEX' | 'CREATE POLICY' | 'ALTER POLICY' | 'DROP POLICY' | 'CREATE EXTENSION' | 'ALTER TABLE' | 'DROP TABLE' | 'DROP INDEX' | 'GRANT' | 'REVOKE' | 'CREATE TYPE' | 'ALTER TYPE' | 'DROP TYPE' | 'COMMENT' | 'CREATE VIEW' | 'DROP VIEW' | 'ALTER VIEW' | 'CREATE FUNCTION' | 'CREATE TRIGGER' | 'DROP TRIGGER' | 'DROP FUNCTION';

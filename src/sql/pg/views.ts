@@ -309,8 +309,13 @@ export function tableDependents(em: Emitter, table: string, cascade: boolean): {
 }
 
 /** ALTER TABLE … DROP/RENAME (ddl.ts) of a table a view reads: refused (the view's text names its columns and the table). */
+/** The views that read the table, directly or through other views. */
+export function viewsOver(em: Emitter, table: string): string[] {
+  return em.opts.views ? dependents(em.opts.views(), table, new Set()) : [];
+}
+
 export function refuseAlterUnderView(em: Emitter, table: string): void {
-  const on = em.opts.views ? dependents(em.opts.views(), table, new Set()) : [];
+  const on = viewsOver(em, table);
   if (on.length) {
     throw pgFail('2BP01', `cannot alter table ${table} because view ${on[0]} depends on it`, {
       hint: 'Drop the view first (DROP VIEW), change the table, then create the view again.',

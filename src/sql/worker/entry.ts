@@ -9,6 +9,7 @@ import { registerArrayFunctions } from '../functions-arrays.js';
 import { registerMore } from '../functions-more.js';
 import { applyRecursion, registerTriggerBound } from '../trigger-bound.js';
 import { relaxNotNull } from './relax-not-null.js';
+import { alterColumn, foreignKeysOff } from './alter-column.js';
 import { violationFacts } from './violation-facts.js';
 import { workerMain } from './worker-main.js';
 
@@ -48,4 +49,4 @@ const register = (db: Database.Database, deadline: { at: number; n: number }, ca
   applyRecursion(db);
 };
 
-workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);
+workerMain({ parentPort: parentPort!, Database, register, parse, relax: relaxNotNull, alter: alterColumn, foreignKeysOff, violation: violationFacts }, (workerData as { options: Parameters<typeof workerMain>[1] }).options);

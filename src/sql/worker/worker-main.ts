@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { CallerSlot, CallerValues } from '../caller.js';
+import type { AlterColumnSpec } from './alter-column.js';
 
 /** A job for a SQL worker: one script, run in one transaction on one project file. */
 export interface WorkerJob {
@@ -20,6 +21,8 @@ export interface WorkerJob {
   caller?: CallerValues;
   /** The script changes the schema: cached statements of this connection are dropped after it. */
   schemaChange?: boolean;
+  /** The script only changes the schema (no SELECT, INSERT, UPDATE, DELETE): its ALTER COLUMN rebuilds may run with foreign keys off (alter-column.ts). */
+  ddlOnly?: boolean;
   timeoutMs: number;
   /** Rows one statement may return; more is an error (never a silently shorter result). */
   maxRows: number;
@@ -27,7 +30,7 @@ export interface WorkerJob {
   maxBytes: number;
   /** Per statement, its SQLite steps. */
   /** `rowids`: see Step.rowids (src/sql/pg/statements.ts). */
-  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string }; into?: string }>>;
+  statements: Array<Array<{ sql: string; params: unknown[]; result: boolean; rowids?: 'collect' | 'use'; relax?: { table: string; column: string }; alter?: AlterColumnSpec; into?: string }>>;
 }
 
 export interface WorkerResult {
@@ -69,6 +72,10 @@ export function workerMain(
     parse: (sql: string) => Promise<unknown>;
     /** A NOT NULL column a BEFORE trigger fills takes NULL until the trigger ran (relax-not-null.ts). */
     relax?: (db: Database.Database, table: string, column: string, phase: 'before' | 'in') => void;
+    /** `ALTER COLUMN … SET/DROP DEFAULT | NOT NULL | TYPE`: the table rebuilt in the transaction (alter-column.ts). */
+    alter?: (db: Database.Database, spec: AlterColumnSpec) => void;
+    /** Whether a DDL-only script's rebuilds need foreign keys off; then the foreign keys are checked before it commits (alter-column.ts). */
+    foreignKeysOff?: (db: Database.Database, job: WorkerJob) => { check: () => void } | null;
     /** Facts about a constraint violation, gathered while its transaction is still open (violation-facts.ts). */
     violation?: (db: Database.Database, sql: string, params: unknown[], code: string) => unknown;
   },
@@ -182,6 +189,11 @@ export function workerMain(
               c.stmts.clear();
               continue;
             }
+            if (step.alter) {
+              c.stmts.clear();
+              deps.alter?.(c.db, step.alter);
+              continue;
+            }
             let s: Database.Statement;
             try {
               s = prepare(c, step.sql);
@@ -249,21 +261,27 @@ export function workerMain(
       } else {
         // note: a NOT NULL column of a table other tables' foreign keys act on is relaxed before the transaction (relax-not-null.ts).
         for (const steps of job.statements) for (const step of steps) if (step.relax) deps.relax?.(c.db, step.relax.table, step.relax.column, 'before');
-        c.db.transaction(() => {
-          try {
-            run();
-          } catch (err) {
-            const code = (err as { code?: unknown }).code;
-            if (deps.violation && current && typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT_')) {
-              try {
-                (err as { facts?: unknown }).facts = deps.violation(c.db, current.sql, current.params, code);
-              } catch {
-                // note: the facts only improve the message; the error itself is the answer.
+        const fkOff = job.ddlOnly ? (deps.foreignKeysOff?.(c.db, job) ?? null) : null;
+        try {
+          c.db.transaction(() => {
+            try {
+              run();
+              fkOff?.check();
+            } catch (err) {
+              const code = (err as { code?: unknown }).code;
+              if (deps.violation && current && typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT_')) {
+                try {
+                  (err as { facts?: unknown }).facts = deps.violation(c.db, current.sql, current.params, code);
+                } catch {
+                  // note: the facts only improve the message; the error itself is the answer.
+                }
               }
+              throw err;
             }
-            throw err;
-          }
-        }).immediate();
+          }).immediate();
+        } finally {
+          if (fkOff) c.db.pragma('foreign_keys = ON');
+        }
       }
       if (job.schemaChange) {
         c.stmts.clear();
