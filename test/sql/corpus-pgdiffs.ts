@@ -76,4 +76,11 @@ export const pgDiffs: Array<string | Entry> = [
   `select 5.5 % 0`,
   `select 1.5::float8 % 1`,
   `select trunc(2.789, 1) as a, ceil(2.1::numeric) as b, floor(-2.1::numeric) as c, abs(-1.50) as d`,
+  // a numeric column holding whole numbers (stored as SQLite integers) divides as numeric, not as integers
+  `create table pd_whole (id int primary key, price numeric, amt numeric(12,2), n int, f float8)`,
+  `insert into pd_whole values (1, 10, 10, 10, 9), (2, 7, 3, 4, 2), (3, -7, -3, 2, -1), (4, null, 5, null, 4)`,
+  o(`select id, price / 3 as a, amt / 4 as b, price / n as c, n / 4 as d, f / 2 as e, price / amt as g from pd_whole order by id`),
+  o(`select id, price / 0.5 as a, 1 / price as b, (price + 1) / 2 as c from pd_whole where price is not null order by id`),
+  `select sum(price) / 4 as a, sum(amt) / count(*) as b, max(price) / min(n) as c from pd_whole`,
+  `select price / 0 from pd_whole where id = 1`,
 ];

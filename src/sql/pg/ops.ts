@@ -225,7 +225,11 @@ export function emitArith(em: Emitter, op: string, left: Node, right: Node, scop
       if (em.native) throw unsupported('% on numeric in DDL');
       return { sql: em._fn('pe_mod', l.sql, r.sql), type, name: '?column?' };
     }
-    return { sql: `(${l.sql} ${op} ${div})`, type, name: '?column?' };
+    // note: a numeric column holds a whole number as an INTEGER (SQLite's NUMERIC affinity), and
+    // SQLite divides two integers as integers: 10 in a numeric column / 3 answered 3. A numeric or
+    // double precision quotient divides as reals.
+    const dividend = op === '/' && (type === 'numeric' || type === 'float8') ? `CAST(${l.sql} AS REAL)` : l.sql;
+    return { sql: `(${dividend} ${op} ${div})`, type, name: '?column?' };
   }
   // note: numeric is exact in Postgres (0.1 + 0.2 = 0.3); here a double, so a sum, difference or product is rounded to 15 significant digits.
   if (type === 'numeric' && !em.native && (op === '+' || op === '-' || op === '*')) return { sql: em._fn('pe_num15', `(${l.sql} ${op} ${r.sql})`), type, name: '?column?' };
