@@ -81,6 +81,16 @@ describe('a trigger made in the same script as its tables', () => {
       create trigger posts_note after insert on posts for each row execute function note_post();`);
     expect((await call('POST', '/db/tables/posts/rows', { data: { title: 'hello' } })).status).toBe(201);
     expect(await replayed('notes', 1)).toMatchObject([{ op: 'insert', table: 'notes', data: { body: 'post hello', tag: 'auto' } }]);
+    // a column added after the trigger compiled: CREATE OR REPLACE FUNCTION recompiles it (docs/sql.md)
+    await ok(`alter table notes add column extra text default 'x'`);
+    await ok(`
+      create or replace function note_post() returns trigger language plpgsql as $$
+      begin
+        insert into notes (body, tag) values ('post ' || new.title, 'auto');
+        return new;
+      end $$;`);
+    expect((await call('POST', '/db/tables/posts/rows', { data: { title: 'again' } })).status).toBe(201);
+    expect((await replayed('notes', 2))[1]).toMatchObject({ op: 'insert', data: { body: 'post again', tag: 'auto', extra: 'x' } });
   });
 
   it('a table dropped and made again in the script: the trigger logs rows of the new one', async () => {
