@@ -109,3 +109,21 @@ describe('a trigger made in the same script as its tables', () => {
     expect(await replayed('events', 1)).toMatchObject([{ op: 'insert', table: 'events', data: { kind: 'order 7' } }]);
   });
 });
+
+describe('the Supabase starter in one script', () => {
+  it('profiles adopted with new columns, handle_new_user on auth.users: a sign-up announces the profile with them', async () => {
+    await ok(`
+      create table public.profiles (id uuid not null references auth.users on delete cascade primary key, nickname text, website text);
+      create function public.handle_new_user() returns trigger language plpgsql security definer set search_path = '' as $$
+      begin
+        insert into public.profiles (id, nickname, website) values (new.id, new.raw_user_meta_data->>'nickname', 'https://x.test');
+        return new;
+      end;
+      $$;
+      create trigger on_auth_user_created after insert on auth.users for each row execute procedure public.handle_new_user();`);
+    const reg = await s.req('/auth/register', { method: 'POST', key: s.keys.publishable, headers: JSON_H, body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery', user_metadata: { nickname: 'ada' } }) });
+    expect(reg.status).toBe(200);
+    const id = ((await reg.json()) as { user: { id: string } }).user.id;
+    expect(await replayed('profiles', 1)).toMatchObject([{ op: 'insert', table: 'profiles', id, data: { nickname: 'ada', website: 'https://x.test' } }]);
+  });
+});
