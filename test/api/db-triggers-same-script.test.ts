@@ -104,9 +104,14 @@ describe('a trigger made in the same script as its tables', () => {
         insert into events (kind) values ('order ' || new.total);
         return new;
       end $$;
-      create trigger orders_event after insert on orders for each row execute function order_event();`);
+      create trigger orders_event after insert on orders for each row execute function order_event();
+      insert into orders (total) values (5);`);
     expect((await call('POST', '/db/tables/orders/rows', { data: { total: 7 } })).status).toBe(201);
-    expect(await replayed('events', 1)).toMatchObject([{ op: 'insert', table: 'events', data: { kind: 'order 7' } }]);
+    // the script's own insert (SQL worker) is logged too
+    expect(await replayed('events', 2)).toMatchObject([
+      { op: 'insert', table: 'events', data: { kind: 'order 5' } },
+      { op: 'insert', table: 'events', data: { kind: 'order 7' } },
+    ]);
   });
 });
 
