@@ -62,4 +62,17 @@ export const alterColumnFamily: Array<string | Entry> = [
   `alter table alt_parent alter column name type varchar(10)`,
   `delete from alt_parent where id = 1`,
   o(`select c.id, p.name from alt_child c join alt_parent p on p.id = c.parent_id order by c.id`),
+  // note: a quoted default is converted to the column's type when the DDL runs, as Postgres folds it (22P02, 22003).
+  `create table alt_defaults (id int primary key, n int default 'abc')`,
+  `create table alt_defaults (id int primary key, n int default '99999999999')`,
+  `create table alt_defaults (id int primary key, n int default ' 42 ', big bigint default '-9000000000', f float8 default '1.5', b boolean default 'yes', u uuid default 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')`,
+  `insert into alt_defaults (id) values (1)`,
+  o(`select n, big, f, b, u from alt_defaults`),
+  `alter table alt_defaults alter column n set default 'abc'`,
+  `alter table alt_defaults alter column f set default 'x'`,
+  `alter table alt_defaults alter column b set default 'maybe'`,
+  `alter table alt_defaults alter column u set default 'not-a-uuid'`,
+  `alter table alt_defaults alter column n set default '7'`,
+  `insert into alt_defaults (id) values (2)`,
+  o(`select id, n from alt_defaults order by id`),
 ];

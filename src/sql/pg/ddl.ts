@@ -1,7 +1,9 @@
 import { EdgeError } from '../../core/errors.js';
 import { DROP_GRANTS, RENAME_GRANTS } from '../grants.js';
 import { quoteIdent } from '../../project/schemas.js';
-import { Emitter, type Node, PRIMARY_KEY_MARK, columnName, unsupported } from './emit.js';
+import { quoteLiteral } from '../quote.js';
+import { BIND_CONVERSIONS, Emitter, type Expr, type Node, PRIMARY_KEY_MARK, columnName, unsupported } from './emit.js';
+import { conversion } from './bind-conversion.js';
 import { isReservedName, reservedRefusal } from './reserved.js';
 import { DECLTYPE, isArrayType, type PgType, pgTypeOf, toCatalogType, typeNameOf } from './types.js';
 import { type CatalogDef, NOW, type Statement, type Step } from './statements.js';
@@ -214,8 +216,32 @@ export function columnDefault(dv: Node, em: Emitter, type: PgType, enumType: str
     em.callerDefault = false;
   }
   // note: an enum column's default must be one of its labels (checked now, as Postgres does).
-  const e = enumType ? enumCast(em, enumType, v)! : em.coerce(v, type);
+  const e = enumType ? enumCast(em, enumType, v)! : (foldedLiteral(em, v, type) ?? em.coerce(v, type));
   return { sql: e.sql, caller: callerDefaultText(e.sql) };
+}
+
+/**
+ * A quoted literal made the column's type by a conversion function (`pe_int('42')`), which
+ * DDL cannot call: converted now, as Postgres does when it folds the default, so `'abc'` on an
+ * int column is its 22P02 ("invalid input syntax for type integer") and `'42'` the number.
+ */
+function foldedLiteral(em: Emitter, v: Expr, type: PgType): Expr | null {
+  if (v.type !== 'unknown' || !/^'(?:[^']|'')*'$/.test(v.sql)) return null;
+  const native = em.native;
+  em.native = false;
+  let e: Expr;
+  try {
+    e = em.coerce(v, type);
+  } finally {
+    em.native = native;
+  }
+  const m = /^(pe_\w+)\(('(?:[^']|'')*')\)$/.exec(e.sql);
+  if (!m || !BIND_CONVERSIONS.has(m[1]!)) return null;
+  const out = conversion(m[1]!)(m[2]!.slice(1, -1).replaceAll("''", "'"));
+  if (out === null) return { ...e, sql: 'NULL' };
+  if (typeof out === 'bigint' || (typeof out === 'number' && Number.isFinite(out))) return { ...e, sql: String(out) };
+  if (typeof out === 'string') return { ...e, sql: quoteLiteral(out) };
+  return null;
 }
 
 /** The CHECKs a column of this type carries (its length, booleans, JSON, arrays' elements). */

@@ -13,7 +13,7 @@ import { AUTH_USERS_PHYSICAL, checkPlpgsql, compileTrigger, type TriggerEvent, t
 import { checkSqlFunction, parseFunction, type FunctionLookup } from './sql-functions.js';
 import type { Statement } from './statements.js';
 import { POLICY_WRITE } from './policy-stmt.js';
-import type { SchemaLookup } from './types.js';
+import { toCatalogType, type SchemaLookup } from './types.js';
 
 /**
  * `CREATE FUNCTION`, `CREATE TRIGGER`, `DROP TRIGGER`, `DROP FUNCTION` (docs/sql.md "Functions
@@ -263,8 +263,12 @@ export function routineSteps(
   if (!statements.some((s) => s.routine)) return out;
   const fns = new Map<string, FnRow | null>(readFunctions(db));
   const trgs = new Map<string, TrgRow | null>(readTriggers(db));
+  // note: the rows API's view of a table as the script's earlier statements leave it (a table the script
+  // creates, alters or drops), so a trigger on a table made in the same script logs its rows too.
+  const made = new Map<string, TrackedTable | null>();
+  const trackedNow = (t: string): TrackedTable | null => (made.has(t) ? made.get(t)! : tracked(t));
   const compile = (spec: TriggerSpec, fn: FnRow, schema: SchemaLookup, steps: RoutineStep[]) => {
-    const c = compileTrigger(spec, fn.source, schema, { insert: (t) => logInsert(tracked(t)), change: (t, op, ids) => logChange(tracked(t), op, ids) }, (name) => fns.get(name) ?? null);
+    const c = compileTrigger(spec, fn.source, schema, { insert: (t) => logInsert(trackedNow(t)), change: (t, op, ids) => logChange(trackedNow(t), op, ids) }, (name) => fns.get(name) ?? null);
     // note: before the trigger is made, so its assignment triggers fire before the NOT NULL checks (SQLite: newest first).
     for (const column of c.assigns) steps.push({ sql: '', params: [], relax: { table: spec.table, column } });
     for (const sql of c.create) steps.push({ sql, params: [] });
@@ -283,6 +287,7 @@ export function routineSteps(
     if (!r) {
       // note: a table the script drops takes its triggers along (SQLite drops them).
       if (s.command === 'DROP TABLE' && s.effect) for (const [k, t] of trgs) if (t?.tbl === s.effect.table) trgs.set(k, null);
+      if (s.effect) made.set(s.effect.table, trackedAfter(s, trackedNow(s.effect.table)));
       continue;
     }
     const steps: RoutineStep[] = [];
@@ -360,6 +365,21 @@ export function routineSteps(
     out.set(s, steps);
   }
   return out;
+}
+
+/** A table's tracked view after a statement with an `effect` (CREATE, ALTER or DROP TABLE) ran. */
+function trackedAfter(s: Statement, before: TrackedTable | null): TrackedTable | null {
+  const table = s.effect!.table;
+  if (s.command === 'DROP TABLE') return null;
+  if (s.command === 'CREATE TABLE') {
+    const def = s.adopted ? s.catalogDef : undefined;
+    if (!def) return null;
+    return { table, columns: (def.columns as Array<{ name: string; type: string }>).map((c) => ({ name: c.name, type: c.type })), stamps: def.stamps !== false };
+  }
+  // note: ALTER TABLE of a catalog table: its columns now (besides the key and the timestamps), in the catalog's types.
+  if (!before || before.columns === null || !s.effect!.columns) return before;
+  const skip = new Set(['id', ...(before.stamps ? ['created_at', 'updated_at'] : [])]);
+  return { ...before, table, columns: s.effect!.columns.filter((c) => !skip.has(c.name)).map((c) => ({ name: c.name, type: toCatalogType(c.type) ?? c.type ?? 'text' })) };
 }
 
 const shown = (t: string): string => (t === AUTH_USERS_PHYSICAL ? 'users' : t);
