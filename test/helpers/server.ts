@@ -97,7 +97,8 @@ export async function startTestServer(overrides: ConfigOverrides = {}, opts: { l
         return read(db);
       } finally {
         db.close();
-        rmSync(file, { force: true });
+        // note: opening a WAL-mode copy makes its -shm and -wal files beside it (they were left in the temporary directory).
+        for (const f of [file, `${file}-shm`, `${file}-wal`]) rmSync(f, { force: true });
       }
     },
     async close() {
