@@ -4,13 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { schemaDir } from '../paths.js';
-import { type CallerSlot, type CallerValues, registerCaller, withCaller } from '../sql/caller.js';
-import { registerFunctions } from '../sql/functions.js';
-import { applyRecursion, registerTriggerBound } from '../sql/trigger-bound.js';
-import { registerEveryday } from '../sql/functions-everyday.js';
-import { registerFormats } from '../sql/functions-formats.js';
-import { registerArrayFunctions } from '../sql/functions-arrays.js';
-import { registerMore } from '../sql/functions-more.js';
+import { type CallerSlot, type CallerValues, withCaller } from '../sql/caller.js';
+import { registerProjectSql } from '../sql/register.js';
+import { applyRecursion } from '../sql/trigger-bound.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { applyPragmas, applySizeCap } from './pragmas.js';
 
@@ -122,13 +118,7 @@ export class ProjectRegistry {
       // note: the translator's SQL functions on the project's own connection too (the workers have them), so a
       // CHECK or trigger that calls one (`check (slug ~ '^[a-z0-9-]+$')`, a sign-up trigger reading
       // `new.raw_user_meta_data ->> 'full_name'`) holds on every write path. Never past a deadline here.
-      registerFunctions(db, { at: Number.POSITIVE_INFINITY, n: 0 });
-      registerEveryday(db);
-      registerFormats(db);
-      registerMore(db);
-      registerCaller(db, caller);
-      registerArrayFunctions(db);
-      registerTriggerBound(db, {});
+      registerProjectSql(db, caller);
       migrate(db, loadMigrations(join(schemaDir(), 'project')), '"_svc_meta.migrations"');
       // note: recursive triggers as Postgres, with the bound above (docs/sql.md "Recursion").
       applyRecursion(db);

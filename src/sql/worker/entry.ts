@@ -1,13 +1,9 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { registerCaller, type CallerSlot } from '../caller.js';
-import { registerFunctions } from '../functions.js';
-import { registerEveryday } from '../functions-everyday.js';
-import { registerFormats } from '../functions-formats.js';
-import { registerArrayFunctions } from '../functions-arrays.js';
-import { registerMore } from '../functions-more.js';
-import { applyRecursion, registerTriggerBound } from '../trigger-bound.js';
+import type { CallerSlot } from '../caller.js';
+import { registerProjectSql } from '../register.js';
+import { applyRecursion } from '../trigger-bound.js';
 import { relaxNotNull } from './relax-not-null.js';
 import { alterColumn, foreignKeysOff } from './alter-column.js';
 import { violationFacts } from './violation-facts.js';
@@ -38,14 +34,8 @@ async function parse(sql: string): Promise<string> {
 }
 
 const register = (db: Database.Database, deadline: { at: number; n: number }, caller: CallerSlot): void => {
-  registerFunctions(db, deadline);
-  registerCaller(db, caller);
-  registerEveryday(db);
-  registerFormats(db);
-  registerMore(db);
-  registerArrayFunctions(db);
-  // note: the bound on trigger work, and recursive triggers as on the project's own connection (docs/sql.md "Recursion").
-  registerTriggerBound(db, { deadline });
+  registerProjectSql(db, caller, deadline);
+  // note: recursive triggers as on the project's own connection (docs/sql.md "Recursion").
   applyRecursion(db);
 };
 
