@@ -1,8 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorOf, startTestServer, type ConfigOverrides, type TestServer } from '../helpers/server.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
+
+// note: the abuse battery's cases get 60 s each: they share the cores with the API files (a
+// 16 MiB GraphQL answer, a trickled body). vi.setConfig lasts for this file only.
+vi.setConfig({ testTimeout: 60_000 });
 
 // Issue 11: faults and bad input that answered 500 or the wrong thing (items 7, 8, 12, 13)
 // and the caps on list-filter compilation (item 3). Black-box: a real server over HTTP.

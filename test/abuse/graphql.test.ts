@@ -1,6 +1,10 @@
 import { getIntrospectionQuery } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorOf, startTestServer, type TestServer } from '../helpers/server.js';
+
+// note: the abuse battery's cases get 60 s each: they share the cores with the API files (a
+// 16 MiB GraphQL answer, a trickled body). vi.setConfig lasts for this file only.
+vi.setConfig({ testTimeout: 60_000 });
 
 // Issue 11, items 2, 3, 17 (GraphQL) and 19 (GraphQL): every cost of a GraphQL request
 // that grows with its input is capped (docs/api.md "GraphQL"), introspection included, and

@@ -1,7 +1,11 @@
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rawRequest } from '../helpers/raw.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+
+// note: the abuse battery's cases get 60 s each: they share the cores with the API files (a
+// 16 MiB GraphQL answer, a trickled body). vi.setConfig lasts for this file only.
+vi.setConfig({ testTimeout: 60_000 });
 
 // The protocol edges of the HTTP backends (issue 11, items 4, 5, 6 and 11): pipelining,
 // header and URL limits, slow clients and connection caps, body limits on every route.

@@ -39,10 +39,11 @@ describe('fair scheduling between projects (two workers, each project may use bo
   let b: { id: string; key: string };
   beforeAll(async () => {
     s = await startTestServer({ sqlWorkers: 2, sqlProjectJobs: 2, sqlProjectQueue: 2, sqlTimeoutMs: 60_000 });
-    // note: 4000² pairs: each SLOW statement runs well past the 300 ms below, so A's queue is still full when
-    // its fifth arrives. A queued statement's budget counts its wait: at load 12 on 2 cores A's last one
-    // ended after 16 s, past the 15 s this had; 60 s leaves room (the case checks order, not time).
-    await seedNumbers(s, 4000);
+    // note: 2000² pairs: each SLOW statement runs well past the 300 ms below (about 1.2 s on an idle
+    // machine here; 4000² took 5 s, and the case checks order, not time), so A's queue is still full
+    // when its fifth arrives. A queued statement's budget counts its wait: at load 12 on 2 cores A's
+    // last 4000² one ended after 16 s; 60 s leaves room.
+    await seedNumbers(s, 2000);
     const other = s.createProject('b');
     b = { id: other.id, key: other.service };
   });
