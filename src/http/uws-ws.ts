@@ -10,6 +10,11 @@ type UwsWebSocket = import('uWebSockets.js').WebSocket<WsData>;
 interface WsData {
   handlers: WsHandlers;
   socket: UwsSocket | null;
+  /**
+   * The upgrade runs inside res.cork (after an awaited auth): the route's open runs after it, on
+   * the socket left here (see accept; uWS copies this object's fields onto the socket's own).
+   */
+  deferred: { socket: UwsSocket | null } | null;
 }
 
 /**
@@ -37,11 +42,22 @@ export function mountWs(app: import('uWebSockets.js').TemplatedApp, ctx: UwsCont
           return ctx.finished(state);
         }
         if (out.ws === undefined) return respondSafely(ctx, res, state, out, 'GET', true);
-        const data: WsData = { handlers: out.ws, socket: null };
+        const deferred: WsData['deferred'] = state.watched ? { socket: null } : null;
+        const data: WsData = { handlers: out.ws, socket: null, deferred };
         const up = (): void => res.upgrade(data, headers['sec-websocket-key'] ?? '', out.protocol ?? firstProtocol(headers['sec-websocket-protocol']), headers['sec-websocket-extensions'] ?? '', context);
         try {
-          if (state.watched) res.cork(up);
-          else up();
+          if (deferred !== null) {
+            // note: an upgrade after an await must be corked, and the pinned uWS's cork() then
+            // misreads the upgraded socket as the HTTP response it was when the socket's memory was
+            // shrunk in place, closing it (1006, no close frame) if the bytes there look like
+            // "Connection: close" (uNetworking/uWebSockets#1928, fixed upstream in #1929; about 1 in
+            // 500 upgrades here under load). What the open handler allocates in that window (a topic
+            // subscription, a send) is what lands there, so the route's open runs after cork() returns,
+            // in the socket's own cork, with no I/O in between.
+            res.cork(up);
+            const sock = deferred.socket;
+            if (sock !== null && !sock.closed) sock.cork(() => guard(sock, () => data.handlers.open?.(sock)));
+          } else up();
         } catch {
           // note: no exception may cross a uWS callback (it would take the process down); the route hears abort().
           data.handlers.abort?.();
@@ -71,7 +87,8 @@ export function mountWs(app: import('uWebSockets.js').TemplatedApp, ctx: UwsCont
       const data = ws.getUserData();
       const sock = (data.socket = new UwsSocket(ws));
       ctx.sockets.add(sock);
-      guard(sock, () => data.handlers.open?.(sock));
+      if (data.deferred !== null) data.deferred.socket = sock;
+      else guard(sock, () => data.handlers.open?.(sock));
     },
     message: (ws, message, isBinary) => {
       const data = ws.getUserData();
@@ -138,6 +155,12 @@ export class UwsSocket implements WsSocket {
 
   publish(topic: string, data: string | Uint8Array): void {
     if (!this.closed) this.#ws.publish(topic, data, typeof data !== 'string');
+  }
+
+  /** Runs `fn` with this socket's writes corked (one send for all of them). */
+  cork(fn: () => void): void {
+    if (this.closed) fn();
+    else this.#ws.cork(fn);
   }
 
   getBufferedAmount(): number {

@@ -109,8 +109,11 @@ export function openRtSocket(
       const d = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
       q.push({ event: String(d.type), data: d });
     });
+    // note: an error after the open (a bad frame, a reset connection) ends in close 1006; its
+    // message goes with the "stream ended" error, which would otherwise say only 1006.
+    let failure = '';
     ws.on('close', (code, reason) => {
-      q.end(`close ${code} ${reason.toString('utf8')}`);
+      q.end(`close ${code} ${reason.toString('utf8')}${failure}`);
       closeResolve({ code, reason: reason.toString('utf8') });
     });
     ws.on('unexpected-response', (_req, res) => {
@@ -118,7 +121,10 @@ export function openRtSocket(
       res.on('data', (c: Buffer) => (body += c.toString('utf8')));
       res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })));
     });
-    ws.on('error', (e) => reject(e));
+    ws.on('error', (e) => {
+      failure = `; error: ${e.message}`;
+      reject(e);
+    });
     ws.on('open', () => resolve({ ...q.client, ws, closed, send: (v) => ws.send(typeof v === 'string' ? v : JSON.stringify(v)), close: () => ws.close() }));
   });
 }
