@@ -6,14 +6,14 @@ import { defineConfig } from 'vitest/config';
 // API tests run twice: once per HTTP backend (docs/architecture.md "Tests"). Each test file starts its
 // own server on an ephemeral port with a temporary data folder.
 //
-// note: speed (issue 12, `npm test` under 3 minutes on 2 cores). There are three projects: `core` (test/unit, test/cli, test/sql: files that pick their backend themselves
-// or need none), `uws` and `node` (test/api and test/abuse, on that HTTP backend). Each runs with
-// `isolate: false`: a worker process runs file after file of its project without re-importing the
-// source for each (the tests are black-box and start their own server, so they share no module
-// state). Vite transforms the source once per project and a worker starts per project, so fewer
-// projects mean less of both: seven projects left the workers waiting 4–6 s at each change of
-// project. The tests mostly wait on a server, a timer or a child process, so there are two workers
-// more than the cores leave free.
+// note: speed (issue 12, `npm test` under 3 minutes on 2 cores). There are three projects: `core`
+// (test/unit, test/cli, test/sql: files that pick their backend themselves or need none), `uws` and
+// `node` (test/api and test/abuse, on that HTTP backend). Each runs with `isolate: false`: a worker
+// process runs file after file of its project without re-importing the source for each (the tests
+// are black-box and start their own server, so they share no module state). Vite transforms the
+// source once per project and a worker starts per project, so fewer projects mean less of both:
+// seven projects left the workers waiting 4–6 s at each change of project. The tests often wait on
+// a server, a timer or a child process, so there are two workers more than the cores.
 // `npm test` runs the type check and ESLint beside Vitest (package.json).
 // The projects do not use
 // `extends: true` (it would re-apply the root options, and `isolate` with them); they spread `base`.
