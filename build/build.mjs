@@ -14,8 +14,9 @@ const src = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 rmSync(new URL('./chunks/', import.meta.url), { recursive: true, force: true });
 
 await build({
-  // note: the SQL worker thread is its own entry (src/sql/worker/script.ts finds it in chunks/).
-  entryPoints: { index: src('index.ts'), 'chunks/sql-worker': src('sql/worker/entry.ts') },
+  // note: the SQL worker thread and the functions' sandbox process are their own entries
+  // (src/sql/worker/script.ts and src/services/functions/sandbox-process.ts find them in chunks/).
+  entryPoints: { index: src('index.ts'), 'chunks/sql-worker': src('sql/worker/entry.ts'), 'chunks/functions-sandbox': src('services/functions/sandbox-child.ts') },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',

@@ -111,7 +111,7 @@ export function createServer(config: Config, log: Logger = () => {}): EdgeServer
   auth.setRowCascade((p, table, id) => db.cascade(p, table, id));
   const topics = new TopicHub();
   const outbound = new OutboundClient(config);
-  const functions = new FunctionsService(config, bus, { db, query, outbound, secrets });
+  const functions = new FunctionsService(config, bus, { db, query, outbound, secrets }, log);
   const jobsSystem = createJobsSystem(config, control.db, registry, bus, functions, log);
   const webhooks = new WebhookService(config, registry, bus, sealer, outbound, webhookTables(db), { log });
   const images = new ImageTransformer((id) => join(config.dataDir, 'projects', id, 'variants'), {

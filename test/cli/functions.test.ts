@@ -47,14 +47,15 @@ describe('functions under `platform-edge serve`', () => {
     expect(await refused(s.port)).toBe(true);
   });
 
-  it('run as a program (as npx runs it), the entry starts Node with --no-node-snapshot itself: no second Node, functions run', async () => {
+  it('run as a program (as npx runs it), the entry starts Node with --no-node-snapshot itself: no second server, functions run', async () => {
     const s = await startServe(['--ephemeral'], { direct: true });
     const key = s.info.keys.service;
     const put = await s.req('/functions/one', { method: 'PUT', key, headers: { 'content-type': 'application/javascript' }, body: 'export default () => 1;' });
     expect(put.status, await put.clone().text()).toBe(201);
     const inv = await s.req('/functions/one', { method: 'POST', key });
     expect(await inv.json()).toMatchObject({ result: 1, version: 1 });
-    expect(childrenOf(s.proc.pid!)).toEqual([]);
+    // note: its one child is the functions' sandbox process (docs/api.md "Sandbox"), not a second server.
+    expect(childrenOf(s.proc.pid!).map((k) => k.cmdline.slice(1, 3))).toEqual([['--no-node-snapshot', expect.stringMatching(/build\/chunks\/functions-sandbox\.mjs$/)]]);
     // note: `env -S` execs Node in place: the spawned process is the server itself.
     const cmdline = readFileSync(`/proc/${s.proc.pid!}/cmdline`, 'utf8').split('\0').filter(Boolean);
     expect(cmdline.slice(1, 2)).toEqual(['--no-node-snapshot']);
@@ -75,5 +76,18 @@ describe('functions under `platform-edge serve`', () => {
     expect((await s.exited).signal).toBe('SIGKILL');
     expect(await poll(async () => refused(s.port), 5000)).toBe(true);
     expect(await poll(async () => { try { process.kill(child, 0); return false; } catch { return true; } }, 5000)).toBe(true);
+  });
+
+  it('the sandbox process starts with the first call, not with the server, and kill -9 of the server ends it', async () => {
+    const s = await startServe(['--ephemeral'], { direct: true });
+    expect(childrenOf(s.proc.pid!)).toEqual([]);
+    const key = s.info.keys.service;
+    const put = await s.req('/functions/one', { method: 'PUT', key, headers: { 'content-type': 'application/javascript' }, body: 'export default () => 1;' });
+    expect(put.status, await put.clone().text()).toBe(201);
+    const [sandbox] = childrenOf(s.proc.pid!);
+    expect(sandbox!.cmdline.join(' ')).toContain('functions-sandbox.mjs');
+    s.proc.kill('SIGKILL');
+    expect((await s.exited).signal).toBe('SIGKILL');
+    expect(await poll(async () => { try { process.kill(sandbox!.pid, 0); return false; } catch { return true; } }, 5000)).toBe(true);
   });
 });

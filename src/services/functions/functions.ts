@@ -10,7 +10,9 @@ import { VERSION } from '../../version.js';
 import type { DbService } from '../db/db.js';
 import type { QueryService } from '../db/query.js';
 import { Gate } from './gate.js';
-import { MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, Sandbox, type CallHost, type LogLine } from './sandbox.js';
+import { MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, type LogLine } from './sandbox.js';
+import { SandboxProcess, type HostSide } from './sandbox-process.js';
+import { errorToWire, type SecretWire } from './sandbox-wire.js';
 import { functionsStore, type VersionMeta, type VersionRow } from './store.js';
 
 /** The pinned limits of docs/api.md "Functions and jobs". */
@@ -111,15 +113,15 @@ const MAX_METAS = 4096;
  * scopes and RLS apply as on `/db/...`.
  */
 export class FunctionsService {
-  readonly sandbox: Sandbox;
+  readonly sandbox: SandboxProcess;
   readonly #gate: Gate;
   readonly #svc: CtxServices;
   readonly #checks: OptionCheck[] = [];
   readonly #onDeployed: ((lease: ProjectLease, fn: Deployed) => void)[] = [];
   readonly #onDeleted: ((lease: ProjectLease, name: string) => void)[] = [];
 
-  constructor(config: Config, bus: EventBus, svc: CtxServices) {
-    this.sandbox = new Sandbox({ maxIsolates: config.functionsMaxIsolates, idleMs: config.functionsIdleMs });
+  constructor(config: Config, bus: EventBus, svc: CtxServices, log: (msg: string, err?: unknown) => void = () => {}) {
+    this.sandbox = new SandboxProcess({ maxIsolates: config.functionsMaxIsolates, idleMs: config.functionsIdleMs }, log);
     this.#gate = new Gate(config.functionsConcurrency, config.functionsQueue);
     this.#svc = svc;
     bus.on('project.deleted', (e) => this.sandbox.drop((key) => key.startsWith(`${e.projectId}:`)));
@@ -321,15 +323,24 @@ export class FunctionsService {
   }
 
   /** The host side of one call's `ctx`: every operation as the caller. */
-  #host(lease: ProjectLease, caller: AuthContext, options: FunctionOptions, deadline: number): CallHost {
+  #host(lease: ProjectLease, caller: AuthContext, options: FunctionOptions, deadline: number): HostSide {
     const { db, query, outbound, secrets } = this.#svc;
     let fetches = 0;
     const remaining = (): number => Math.max(1, Math.floor(deadline - performance.now()));
     const parsed = (text: string): unknown => JSON.parse(text) as unknown;
     return {
-      secret: (name) => {
-        if (!options.secrets.includes(name)) throw new EdgeError('forbidden', `the secret "${name.slice(0, 128)}" is not listed in the function's "secrets" option`);
-        return secrets.get(lease, name);
+      // note: the values of the secrets the function lists, read as the call starts (the sandbox
+      // process answers `ctx.secrets.get` from them; a name not listed is refused there).
+      secrets: () => {
+        const out: Record<string, SecretWire> = {};
+        for (const name of options.secrets) {
+          try {
+            out[name] = secrets.get(lease, name);
+          } catch (err) {
+            out[name] = { error: errorToWire(err) };
+          }
+        }
+        return out;
       },
       op: async (op, payload) => {
         const p = (payload ?? {}) as Record<string, unknown>;

@@ -39,7 +39,8 @@ export const MAX_LOG_BYTES = 64 * 1024;
 export const MAX_RESULT_BYTES = 1024 * 1024;
 /** Time a module's top level may take at deploy (the compile check) and at a cold start, ms. */
 const EVALUATE_MS = 1000;
-const CHECK_MEMORY_MB = 32;
+/** The deploy check's isolate, MB (sandbox-process.ts names it when a check ends the process). */
+export const CHECK_MEMORY_MB = 32;
 /** Calls per entry into an isolate. */
 const MAX_BATCH = 16;
 /** Times a call may be run again after an isolate died under it and others (then 503). */

@@ -1,0 +1,408 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { EdgeError, normalize } from '../../core/errors.js';
+import { CHECK_MEMORY_MB, type CallSpec, type LogLine } from './sandbox.js';
+import { errorFromWire, errorToWire, Outbox, type SecretWire, type ToChild, type ToParent } from './sandbox-wire.js';
+
+/**
+ * The server's side of the sandbox process (docs/api.md "Sandbox"). User code never runs in the
+ * server: sandbox-child.ts runs the isolates in a child process, and this class sends it each
+ * call and carries its `ctx` operations back to the server's services.
+ *
+ * Why a process: V8 ends the process outright (SIGABRT, no exception) when an isolate runs out
+ * of memory in ways isolated-vm cannot stop, such as a plain object or a Map grown in a loop
+ * (`CALL_AND_RETRY_LAST`, laverdet/isolated-vm#527). In the server that would end every project's
+ * requests at once; here it ends the sandbox process, and:
+ * - each call that was in it is answered: alone there, it is the one that ended it, 500
+ *   `function_out_of_memory`; with others, 503 `unavailable` (`Retry-After: 1`), as nobody knows
+ *   which call it was;
+ * - the functions (versions) that had calls in it become **suspects**: their calls run in a
+ *   second process, the quarantine, **one at a time**, so that another end there names its cause
+ *   exactly. A suspect that completes `CLEARED_AFTER` calls there in a row goes back; one that
+ *   ended a process alone stays (a new version is a new function);
+ * - the next call starts a new process (the warm isolates of the old one are gone: cold starts).
+ * The process starts with the first call or deploy, not with the server, and ends with it (it
+ * exits when its IPC channel closes, so `kill -9` of the server ends it too).
+ */
+export interface HostSide {
+  /** A `ctx` operation (`db.*`, `fetch`), run in the server as the caller; a JSON value. */
+  op(op: string, payload: unknown): Promise<unknown>;
+  /** The secrets the function may read, by name (read when the call starts). */
+  secrets(): Record<string, SecretWire>;
+}
+
+type Logger = (msg: string, err?: unknown) => void;
+
+/** Calls a suspect completes in the quarantine, in a row, before it goes back. */
+const CLEARED_AFTER = 20;
+/** Code of at most this many versions is kept in a sandbox process (the least recently used goes). */
+const KNOWN_KEYS = 1024;
+const MAX_SUSPECTS = 4096;
+/** While calls are in it, the process answers a ping each PING_MS; silent for DEAD_MS, it is killed. */
+const PING_MS = 2000;
+const DEAD_MS = 15_000;
+
+interface Pending {
+  readonly kind: 'run' | 'check';
+  readonly key: string;
+  readonly memoryMb: number;
+  readonly host: HostSide | null;
+  readonly resolve: (v: { json: string; logs: LogLine[] }) => void;
+  readonly reject: (e: Error) => void;
+}
+
+/** A call of the quarantine waiting for its turn. */
+interface Queued {
+  readonly send: () => void;
+  readonly reject: (e: Error) => void;
+}
+
+class Child {
+  readonly pending = new Map<number, Pending>();
+  /** Keys whose code this process holds, least recently used first. */
+  readonly known = new Map<string, true>();
+  readonly out: Outbox<ToChild>;
+  readonly proc: ChildProcess;
+  dead = false;
+  /** Killed by the server: it stopped answering pings. */
+  unresponsive = false;
+  lastPong = 0;
+  ping: NodeJS.Timeout | null = null;
+
+  constructor(proc: ChildProcess) {
+    this.proc = proc;
+    this.out = new Outbox<ToChild>((batch) => {
+      if (this.dead || !proc.connected) return;
+      proc.send(batch, (err) => {
+        // note: the process went away between the check and the write: its exit answers the calls.
+        if (err) proc.kill('SIGKILL');
+      });
+    });
+  }
+}
+
+export class SandboxProcess {
+  readonly #opts: { maxIsolates: number; idleMs: number };
+  readonly #log: Logger;
+  #main: Child | null = null;
+  #quarantine: Child | null = null;
+  /** Suspect keys → calls completed in a row in the quarantine, or -1 for a proven cause. */
+  readonly #suspects = new Map<string, number>();
+  /** The quarantine's calls waiting for the one in it. */
+  readonly #queue: Queued[] = [];
+  #seq = 0;
+  #closed = false;
+  /** Sandbox processes that ended on their own (information, `stats`). */
+  #ended = 0;
+
+  constructor(opts: { maxIsolates: number; idleMs: number }, log: Logger) {
+    this.#opts = opts;
+    this.#log = log;
+  }
+
+  get stats(): { ended: number; suspects: number; running: boolean } {
+    return { ended: this.#ended, suspects: this.#suspects.size, running: this.#main !== null && !this.#main.dead };
+  }
+
+  /** The deploy check (sandbox.ts `check`), in the sandbox process; 400 `invalid_source` when refused. */
+  check(code: string): Promise<void> {
+    const key = `check:${createHash('sha256').update(code).digest('base64url')}`;
+    return this.#submit(key, CHECK_MEMORY_MB, null, (child, id) => child.out.push({ t: 'check', id, code })).then(() => undefined);
+  }
+
+  /** One call (sandbox.ts `run`), in the sandbox process. */
+  run(spec: CallSpec, argsJson: string, userJson: string, host: HostSide): Promise<{ json: string; logs: LogLine[] }> {
+    return this.#submit(spec.key, spec.memoryMb, host, (child, id) => {
+      let code: string | undefined;
+      if (child.known.has(spec.key)) {
+        child.known.delete(spec.key);
+      } else {
+        code = spec.code();
+        if (child.known.size >= KNOWN_KEYS) {
+          const [oldest] = child.known.keys();
+          child.known.delete(oldest!);
+          child.out.push({ t: 'drop', keys: [oldest!] });
+        }
+      }
+      child.known.set(spec.key, true);
+      const secrets = host.secrets();
+      child.out.push({ t: 'run', id, key: spec.key, code, memoryMb: spec.memoryMb, timeoutMs: spec.timeoutMs, args: argsJson, user: userJson, secrets });
+    });
+  }
+
+  /** Forgets these keys' isolates and code (a deleted function, a deleted project). */
+  drop(match: (key: string) => boolean): void {
+    for (const child of [this.#main, this.#quarantine]) {
+      if (child === null || child.dead) continue;
+      const keys = [...child.known.keys()].filter(match);
+      if (keys.length === 0) continue;
+      for (const k of keys) child.known.delete(k);
+      child.out.push({ t: 'drop', keys });
+    }
+    for (const k of [...this.#suspects.keys()]) if (match(k)) this.#suspects.delete(k);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const q of this.#queue.splice(0)) q.reject(closing());
+    for (const child of [this.#main, this.#quarantine]) {
+      if (child === null || child.dead) continue;
+      child.dead = true;
+      if (child.ping !== null) clearInterval(child.ping);
+      for (const p of child.pending.values()) p.reject(closing());
+      child.pending.clear();
+      child.out.clear();
+      if (child.proc.connected) child.proc.disconnect();
+      child.proc.kill('SIGKILL');
+    }
+    this.#main = this.#quarantine = null;
+  }
+
+  #submit(key: string, memoryMb: number, host: HostSide | null, send: (child: Child, id: number) => void): Promise<{ json: string; logs: LogLine[] }> {
+    if (this.#closed) return Promise.reject(closing());
+    return new Promise((resolve, reject) => {
+      const start = (): void => {
+        const quarantined = this.#suspects.has(key);
+        let child: Child;
+        try {
+          child = this.#child(quarantined);
+        } catch (err) {
+          reject(normalize(err));
+          if (quarantined) this.#next();
+          return;
+        }
+        const id = ++this.#seq;
+        const done = quarantined ? (): void => this.#next() : null;
+        const pending: Pending = {
+          kind: host === null ? 'check' : 'run',
+          key,
+          memoryMb,
+          host,
+          resolve: (v) => {
+            if (quarantined) this.#cleared(key);
+            resolve(v);
+            done?.();
+          },
+          reject: (e) => {
+            reject(e);
+            done?.();
+          },
+        };
+        child.pending.set(id, pending);
+        if (child.ping === null) this.#watch(child);
+        try {
+          send(child, id);
+        } catch (err) {
+          // note: the version's code could not be read (deleted since): nothing was sent.
+          child.pending.delete(id);
+          pending.reject(normalize(err));
+        }
+      };
+      if (!this.#suspects.has(key)) return start();
+      // note: the quarantine runs one call at a time.
+      this.#queue.push({ send: start, reject });
+      if (this.#queue.length === 1 && (this.#quarantine === null || this.#quarantine.pending.size === 0)) this.#next();
+    });
+  }
+
+  /** Starts the quarantine's next call when none is in it. */
+  #next(): void {
+    if (this.#quarantine !== null && this.#quarantine.pending.size > 0) return;
+    const q = this.#queue.shift();
+    q?.send();
+  }
+
+  #cleared(key: string): void {
+    const n = this.#suspects.get(key);
+    if (n === undefined || n < 0) return;
+    if (n + 1 >= CLEARED_AFTER) this.#suspects.delete(key);
+    else this.#suspects.set(key, n + 1);
+  }
+
+  #suspect(key: string, proven: boolean): void {
+    const n = this.#suspects.get(key);
+    this.#suspects.delete(key);
+    this.#suspects.set(key, proven || n === -1 ? -1 : 0);
+    if (this.#suspects.size > MAX_SUSPECTS) {
+      const [oldest] = this.#suspects.keys();
+      this.#suspects.delete(oldest!);
+    }
+  }
+
+  #child(quarantine: boolean): Child {
+    const have = quarantine ? this.#quarantine : this.#main;
+    if (have !== null && !have.dead) return have;
+    const proc = fork(childScript(), [JSON.stringify(this.#opts)], {
+      execArgv: ['--no-node-snapshot'],
+      serialization: 'json',
+      // note: stderr is read and dropped: V8's report of an abort is not a server log line.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      // note: none of the server's Node options (a test runner's loaders, a heap size): the
+      // sandbox process starts as `node --no-node-snapshot` and nothing else.
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    proc.stderr?.resume();
+    const child = new Child(proc);
+    proc.on('message', (batch: ToParent[]) => this.#receive(child, batch));
+    proc.on('exit', (code, signal) => this.#exited(child, code, signal));
+    proc.on('error', () => {});
+    // note: an idle sandbox process keeps no server alive; a running call keeps its request's socket.
+    proc.unref();
+    proc.channel?.unref();
+    if (quarantine) this.#quarantine = child;
+    else this.#main = child;
+    return child;
+  }
+
+  #watch(child: Child): void {
+    child.lastPong = Date.now();
+    child.ping = setInterval(() => {
+      if (child.pending.size === 0) {
+        clearInterval(child.ping!);
+        child.ping = null;
+        return;
+      }
+      if (Date.now() - child.lastPong > DEAD_MS) {
+        child.unresponsive = true;
+        child.proc.kill('SIGKILL');
+        return;
+      }
+      child.out.push({ t: 'ping' });
+    }, PING_MS).unref();
+  }
+
+  #receive(child: Child, batch: ToParent[]): void {
+    for (const m of batch) {
+      switch (m.t) {
+        case 'pong':
+          child.lastPong = Date.now();
+          break;
+        case 'op':
+          this.#op(child, m);
+          break;
+        case 'done': {
+          const p = child.pending.get(m.id);
+          if (p === undefined) break;
+          child.pending.delete(m.id);
+          p.resolve({ json: m.json, logs: m.logs });
+          break;
+        }
+        case 'fail': {
+          const p = child.pending.get(m.id);
+          if (p === undefined) break;
+          child.pending.delete(m.id);
+          p.reject(errorFromWire(m.error, p.kind === 'run' ? { logs: m.logs } : undefined));
+          break;
+        }
+        case 'checked': {
+          const p = child.pending.get(m.id);
+          if (p === undefined) break;
+          child.pending.delete(m.id);
+          if (m.error === undefined) p.resolve({ json: 'null', logs: [] });
+          else p.reject(errorFromWire(m.error));
+          break;
+        }
+      }
+    }
+  }
+
+  #op(child: Child, m: Extract<ToParent, { t: 'op' }>): void {
+    const p = child.pending.get(m.id);
+    const answer = (msg: ToChild): void => {
+      if (!child.dead) child.out.push(msg);
+    };
+    if (p === undefined || p.host === null) {
+      answer({ t: 'opres', n: m.n, ok: false, error: { code: 'function_error', message: 'this call has ended' } });
+      return;
+    }
+    p.host.op(m.op, m.payload).then(
+      (value) => answer({ t: 'opres', n: m.n, ok: true, value: value ?? null }),
+      (err: unknown) => answer({ t: 'opres', n: m.n, ok: false, error: errorToWire(err) }),
+    );
+  }
+
+  /** The process ended: its calls are answered (see the class's note) and the next call starts another. */
+  #exited(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    const wasDead = child.dead;
+    child.dead = true;
+    if (child.ping !== null) clearInterval(child.ping);
+    child.out.clear();
+    if (this.#main === child) this.#main = null;
+    const quarantine = this.#quarantine === child;
+    if (quarantine) this.#quarantine = null;
+    if (wasDead) return;
+    this.#ended++;
+    const calls = [...child.pending.values()];
+    child.pending.clear();
+    const why = child.unresponsive ? 'it stopped answering' : signal !== null ? `signal ${signal}` : `exit code ${code}`;
+    this.#log(`functions: the sandbox process ended (${why}) with ${calls.length} call(s) in it; the next call starts another`);
+    const alone = calls.length === 1 && !child.unresponsive;
+    for (const p of calls) this.#suspect(p.key, alone);
+    for (const p of calls) {
+      if (alone && p.kind === 'run') {
+        p.reject(new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${p.memoryMb} MB`, { beside: { logs: [] } }));
+      } else if (alone) {
+        p.reject(new EdgeError('invalid_source', `the module's top level used more than ${CHECK_MEMORY_MB} MB of memory`));
+      } else {
+        const e = new EdgeError('unavailable', 'the function sandbox was restarted under this call (another call ended it); retry', {
+          headers: { 'retry-after': '1' },
+          beside: p.kind === 'run' ? { logs: [] } : undefined,
+        });
+        p.reject(e);
+      }
+    }
+    if (quarantine && calls.length === 0) this.#next();
+  }
+}
+
+const closing = (): EdgeError => new EdgeError('unavailable', 'the server is shutting down', { headers: { 'retry-after': '1' } });
+
+let script: string | null = null;
+
+/**
+ * The sandbox process's script: build/chunks/functions-sandbox.mjs, found from the bundle this
+ * module is in (build/ or build/chunks/, as src/sql/worker/script.ts finds the SQL worker). Run from
+ * source (vitest), sandbox-child.ts is bundled here once per process with esbuild into a file in
+ * the temporary folder named by its content.
+ */
+function childScript(): string {
+  script ??= locate();
+  return script;
+}
+
+function locate(): string {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) {
+    const file = new URL(here.includes('/chunks/') ? './functions-sandbox.mjs' : './chunks/functions-sandbox.mjs', here);
+    if (!existsSync(file)) throw new Error(`${fileURLToPath(file)} is missing: run \`npm run build\``);
+    return fileURLToPath(file);
+  }
+  const entry = fileURLToPath(new URL('./sandbox-child.ts', here));
+  const esbuild = createRequire(here)('esbuild') as typeof import('esbuild');
+  const out = esbuild.buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    packages: 'external',
+    define: { 'import.meta.url': JSON.stringify(pathToFileURL(entry).href) },
+    logLevel: 'silent',
+  });
+  // note: the file lives in the temporary folder; its require resolves from sandbox-child.ts, as
+  // the bundled file's imports do from build/chunks/.
+  const code = `'use strict';\n(function (require) {\n${out.outputFiles[0]!.text}\n})(require('node:module').createRequire(${JSON.stringify(entry)}));\n`;
+  const file = join(tmpdir(), `platform-edge-sandbox-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.cjs`);
+  if (!existsSync(file)) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, file);
+  }
+  return file;
+}

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, deploy, invoke } from '../helpers/functions.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+// Memory exhaustion that V8 cannot stop inside an isolate: a plain object or a Map grown in a
+// loop past the limit makes V8 end the whole process (laverdet/isolated-vm#527). The isolates run
+// in a sandbox process of their own (docs/api.md "Sandbox"), so that ends the sandbox process:
+// the server, the other projects and the function's later calls go on.
+let s: TestServer;
+let other: { key: string };
+
+const DICT = 'export default (a) => { if (!a) return "ok"; const o = {}; for (let i = 0; ; i++) o["k" + i] = i; };';
+const MAP = 'export default (a) => { if (!a) return "ok"; const m = new Map(); for (let i = 0; ; i++) m.set(i, { i }); };';
+
+beforeAll(async () => {
+  s = await startTestServer();
+  const p = s.createProject('other');
+  other = { key: p.publishable };
+  const r = await call(s, 'PUT', '/functions/calm', { source: 'export default () => "calm";' }, { key: p.service });
+  expect(r.status, r.text).toBe(201);
+});
+afterAll(() => s.close());
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('a function that ends the sandbox process', () => {
+  it('an object grown past memory_mb is 500 function_out_of_memory; the server, other projects and the next calls answer', async () => {
+    await deploy(s, 'dict', DICT, { memory_mb: 16 });
+    expect((await invoke(s, 'dict', false)).body.result).toBe('ok');
+    const r = await invoke(s, 'dict', true);
+    expect(r.status, r.text).toBe(500);
+    expect(r.body).toEqual({ error: { code: 'function_out_of_memory', message: 'the function used more than its memory limit of 16 MB' }, logs: [] });
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    expect((await invoke(s, 'calm', null, other)).body.result).toBe('calm');
+    // note: now run one at a time in the quarantine: it ends that process again, alone.
+    expect((await invoke(s, 'dict', false)).body.result).toBe('ok');
+    const again = await invoke(s, 'dict', true);
+    expect(again.status).toBe(500);
+    expect(again.body.error.code).toBe('function_out_of_memory');
+    expect((await invoke(s, 'dict', false)).body.result).toBe('ok');
+    expect((await invoke(s, 'calm', null, other)).body.result).toBe('calm');
+  });
+
+  it('a Map grown in a loop too; rows written before it stay written', async () => {
+    const t = await call(s, 'POST', '/db/tables', { name: 'marks', type: 'relational', columns: [{ name: 'n', type: 'int8' }] }, { key: s.keys.service });
+    expect(t.status, t.text).toBe(201);
+    const src = "export default async (a, ctx) => { await ctx.db.insert('marks', { n: 1 }); const m = new Map(); for (let i = 0; ; i++) m.set(i, { i }); };";
+    await deploy(s, 'mapper', src, { memory_mb: 16 });
+    const r = await invoke(s, 'mapper', true, { key: s.keys.service });
+    expect(r.status, r.text).toBe(500);
+    expect(r.body.error.code).toBe('function_out_of_memory');
+    const rows = await call(s, 'GET', '/db/tables/marks/rows', undefined, { key: s.keys.service });
+    expect(rows.body.rows.map((x: { data: { n: number } }) => x.data.n)).toEqual([1]);
+  });
+
+  it('a call of another project in the process when it ends is 503 unavailable with Retry-After; run again, it answers, and the cause alone is 500', async () => {
+    const p = s.createProject('bystander');
+    const slow = await call(s, 'PUT', '/functions/slow', { source: 'export default (a) => { if (!a) return "warm"; const t = Date.now(); while (Date.now() - t < 3000); return "done"; };' }, { key: p.service });
+    expect(slow.status, slow.text).toBe(201);
+    await deploy(s, 'bomb', MAP, { memory_mb: 16 });
+    // note: both warm in the sandbox process first, so both calls below are in it at once.
+    expect((await invoke(s, 'slow', false, { key: p.publishable })).body.result).toBe('warm');
+    expect((await invoke(s, 'bomb', false)).body.result).toBe('ok');
+    const bystander = invoke(s, 'slow', true, { key: p.publishable });
+    await sleep(300);
+    const cause = await invoke(s, 'bomb', true);
+    const b = await bystander;
+    expect(b.status, b.text).toBe(503);
+    expect(b.body.error).toEqual({ code: 'unavailable', message: 'the function sandbox was restarted under this call (another call ended it); retry' });
+    expect(b.headers.get('retry-after')).toBe('1');
+    // note: two calls were in it, so neither is known to be the cause.
+    expect(cause.status).toBe(503);
+    expect((await invoke(s, 'slow', true, { key: p.publishable })).body.result).toBe('done');
+    const alone = await invoke(s, 'bomb', true);
+    expect(alone.status).toBe(500);
+    expect(alone.body.error.code).toBe('function_out_of_memory');
+    expect((await invoke(s, 'calm', null, other)).body.result).toBe('calm');
+  });
+
+  it("a module whose top level grows an object past the deploy check's memory is refused with 400 invalid_source; the next deploy works", async () => {
+    const r = await call(s, 'PUT', '/functions/toplevel', { source: 'const o = {}; for (let i = 0; ; i++) o["k" + i] = i; export default () => 1;' }, { key: s.keys.service });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.error).toEqual({ code: 'invalid_source', message: "the module's top level used more than 32 MB of memory" });
+    expect((await call(s, 'GET', '/functions/toplevel', undefined, { key: s.keys.service })).status).toBe(404);
+    await deploy(s, 'fine', 'export default () => "fine";');
+    expect((await invoke(s, 'fine')).body.result).toBe('fine');
+  });
+});
