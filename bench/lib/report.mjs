@@ -42,7 +42,7 @@ export function renderSection(out, env) {
   const lines = [];
   lines.push(
     `_Run ${when} UTC · ${env.nproc} × ${env.cpu} · Node ${env.node} · wrk ${env.wrk} · load average at start ${env.load}._`,
-    `_Each figure: \`wrk -t${DEFAULTS.threads} -c${DEFAULTS.connections} -d${DEFAULTS.duration} --latency\`, ${PAIRS} interleaved target/baseline pairs after a ${DEFAULTS.warmup} warm-up; req/s and latencies are medians; ratio = median of the per-pair ratios to the baseline measured in the same run. CPU µs/req is the server process's user+system CPU time (/proc/PID/stat) divided by the requests wrk completed; CPU ratio = baseline ÷ target CPU per request, i.e. the req/s ratio to expect if both were CPU-bound on a quiet machine (information, not the target)._`,
+    `_Each figure: \`wrk -t${DEFAULTS.threads} -c${DEFAULTS.connections} -d${DEFAULTS.duration} --latency\`, ${PAIRS} interleaved target/baseline pairs after a ${DEFAULTS.warmup} warm-up; req/s and latencies are medians; ratio = median of the per-pair ratios to the baseline measured in the same run. CPU µs/req is the user+system CPU time of the server process and its children (the functions' sandbox process; /proc/PID/stat) divided by the requests wrk completed; CPU ratio = baseline ÷ target CPU per request, i.e. the req/s ratio to expect if both were CPU-bound on a quiet machine (information, not the target)._`,
     '',
   );
   if (out.results.length) {

@@ -5,7 +5,7 @@
 // `url` ("http://127.0.0.1:PORT") or `port`. The parsed object is returned as `info`
 // (our CLI adds keys, project_id, operator_token), so scenarios can derive headers from it.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (bench/lib/ → ../..). */
@@ -110,33 +110,66 @@ function stopChild(child, graceMs = 5_000) {
   });
 }
 
-/** Resident set size of a process in MB (VmRSS of /proc/<pid>/status), or null if unreadable. */
-export function rssMb(pid) {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : null;
-  } catch {
-    return null;
+/**
+ * A process and its live descendants (from /proc/<pid>/task/<tid>/children): the server and the
+ * functions' sandbox process it starts (docs/api.md "Sandbox") are measured together.
+ */
+function tree(pid) {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    let tids = [];
+    try {
+      tids = readdirSync(`/proc/${out[i]}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').trim();
+        if (kids !== '') out.push(...kids.split(/\s+/).map(Number));
+      } catch {
+        // note: the thread ended between the two reads.
+      }
+    }
   }
+  return out;
+}
+
+/** Resident set size of a process and its descendants in MB (VmRSS of /proc/<pid>/status), or null if unreadable. */
+export function rssMb(pid) {
+  let total = null;
+  for (const p of tree(pid)) {
+    try {
+      const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) total = (total ?? 0) + Number(m[1]) / 1024;
+    } catch {
+      // note: gone since it was listed.
+    }
+  }
+  return total;
 }
 
 let clkTck = null;
 
 /**
- * CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat),
- * or null if unreadable. Per-request CPU cost is far less sensitive to a noisy,
+ * CPU time (user + system) a process and its live descendants have used so far, in ms (from
+ * /proc/<pid>/stat), or null if unreadable. Per-request CPU cost is far less sensitive to a noisy,
  * shared machine than req/s: it does not count the time the process waits for a core.
  */
 export function cpuMs(pid) {
-  try {
-    clkTck ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields 14 and 15 of stat (utime, stime); f[0] is field 3
-    return ((Number(f[11]) + Number(f[12])) * 1000) / clkTck;
-  } catch {
-    return null;
+  clkTck ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  let total = null;
+  for (const p of tree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields 14 and 15 of stat (utime, stime); f[0] is field 3
+      total = (total ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / clkTck;
+    } catch {
+      // note: gone since it was listed.
+    }
   }
+  return total;
 }
 
 /** Keeps one running instance per spec id for a whole section; stopAll() ends them. */

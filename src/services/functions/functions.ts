@@ -9,7 +9,7 @@ import type { ProjectLease } from '../../project/registry.js';
 import { VERSION } from '../../version.js';
 import type { DbService } from '../db/db.js';
 import type { QueryService } from '../db/query.js';
-import { Gate } from './gate.js';
+import { Admission } from './gate.js';
 import { MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, type LogLine } from './sandbox.js';
 import { SandboxProcess, type HostSide } from './sandbox-process.js';
 import { errorToWire, type SecretWire } from './sandbox-wire.js';
@@ -114,15 +114,15 @@ const MAX_METAS = 4096;
  */
 export class FunctionsService {
   readonly sandbox: SandboxProcess;
-  readonly #gate: Gate;
+  readonly #admission: Admission;
   readonly #svc: CtxServices;
   readonly #checks: OptionCheck[] = [];
   readonly #onDeployed: ((lease: ProjectLease, fn: Deployed) => void)[] = [];
   readonly #onDeleted: ((lease: ProjectLease, name: string) => void)[] = [];
 
   constructor(config: Config, bus: EventBus, svc: CtxServices, log: (msg: string, err?: unknown) => void = () => {}) {
-    this.sandbox = new SandboxProcess({ maxIsolates: config.functionsMaxIsolates, idleMs: config.functionsIdleMs }, log);
-    this.#gate = new Gate(config.functionsConcurrency, config.functionsQueue);
+    this.sandbox = new SandboxProcess({ maxIsolates: config.functionsMaxIsolates, idleMs: config.functionsIdleMs, concurrency: config.functionsConcurrency }, log);
+    this.#admission = new Admission(config.functionsConcurrency, config.functionsQueue);
     this.#svc = svc;
     bus.on('project.deleted', (e) => this.sandbox.drop((key) => key.startsWith(`${e.projectId}:`)));
   }
@@ -166,7 +166,7 @@ export class FunctionsService {
         fetch_response_bytes: MAX_FETCH_BYTES,
         log_lines: MAX_LOG_LINES,
         log_bytes: MAX_LOG_BYTES,
-        concurrent_calls: this.#gate.limit,
+        concurrent_calls: this.#admission.limit,
       },
       ctx: [...CTX_NAMES],
     };
@@ -282,18 +282,19 @@ export class FunctionsService {
     const argsJson = JSON.stringify(args ?? null);
     if (Buffer.byteLength(argsJson) > MAX_RESULT_BYTES) throw payloadTooLarge(MAX_RESULT_BYTES);
     const userJson = caller.user === null ? 'null' : JSON.stringify({ id: caller.user.id, role: caller.user.role });
-    // note: the common case takes its turn at once, with no promise to wait on.
-    const release = this.#gate.tryEnter(lease.projectId) ?? (await this.#gate.enter(lease.projectId));
-    const t0 = performance.now();
+    // note: the call takes its turn among the project's calls in the sandbox process (sandbox-child.ts);
+    // here only how many are in there, running or waiting, is bounded (429 past it).
+    const release = this.#admission.enter(lease.projectId);
     try {
-      const host = this.#host(lease, caller, options, t0 + options.timeout_ms);
+      const host = this.#host(lease, caller, options);
       const out = await this.sandbox.run(
+        lease.projectId,
         { key: `${lease.projectId}:${row.id}`, code: () => codeOf(lease, row.id, name), memoryMb: options.memory_mb, timeoutMs: options.timeout_ms },
         argsJson,
         userJson,
         host,
       );
-      return { json: out.json, logs: out.logs, version: row.version, duration_ms: Math.round((performance.now() - t0) * 100) / 100 };
+      return { json: out.json, logs: out.logs, version: row.version, duration_ms: out.ms };
     } finally {
       release();
     }
@@ -323,10 +324,9 @@ export class FunctionsService {
   }
 
   /** The host side of one call's `ctx`: every operation as the caller. */
-  #host(lease: ProjectLease, caller: AuthContext, options: FunctionOptions, deadline: number): HostSide {
+  #host(lease: ProjectLease, caller: AuthContext, options: FunctionOptions): HostSide {
     const { db, query, outbound, secrets } = this.#svc;
     let fetches = 0;
-    const remaining = (): number => Math.max(1, Math.floor(deadline - performance.now()));
     const parsed = (text: string): unknown => JSON.parse(text) as unknown;
     return {
       // note: the values of the secrets the function lists, read as the call starts (the sandbox
@@ -342,7 +342,7 @@ export class FunctionsService {
         }
         return out;
       },
-      op: async (op, payload) => {
+      op: async (op, payload, remaining) => {
         const p = (payload ?? {}) as Record<string, unknown>;
         switch (op) {
           case 'db.list':
@@ -365,7 +365,7 @@ export class FunctionsService {
             requireScope(caller.scopes, 'data:read');
             const params = p.params ?? [];
             if (!Array.isArray(params)) throw invalidField('params', 'must be an array');
-            return query.run(lease, caller, str(p.sql, 'sql'), params, query.budget(lease.projectId, Math.min(remaining(), query.timeoutMs)));
+            return query.run(lease, caller, str(p.sql, 'sql'), params, query.budget(lease.projectId, Math.min(remaining, query.timeoutMs)));
           }
           case 'fetch': {
             if (++fetches > MAX_FETCH_CALLS) throw new EdgeError('rate_limited', `ctx.fetch: at most ${MAX_FETCH_CALLS} calls per invocation`);
@@ -377,7 +377,7 @@ export class FunctionsService {
               headers: headersOf(init.headers),
               body: typeof init.body === 'string' ? init.body : undefined,
               redirect: init.redirect === 'manual' ? 'manual' : 'follow',
-              timeoutMs: remaining(),
+              timeoutMs: remaining,
               maxResponseBytes: MAX_FETCH_BYTES,
             });
             return { status: res.status, url: res.url, headers: res.headers, body: res.body.toString('utf8') };

@@ -33,7 +33,7 @@ export class Gate {
     if (slot === undefined) this.#slots.set(projectId, (slot = { active: 0, waiting: [] }));
     if (slot.active >= this.limit) {
       if (slot.waiting.length >= this.queue) {
-        throw new EdgeError('rate_limited', `this project already runs ${this.limit} function calls and has ${this.queue} waiting; retry shortly`, { headers: { 'retry-after': '1' } });
+        throw busy(this.limit, this.queue);
       }
       // note: a release hands its slot straight to the first waiter (`active` stays), so no
       // newcomer can take it between the release and this call's turn.
@@ -53,6 +53,38 @@ export class Gate {
       if (next !== undefined) return next();
       slot.active--;
       if (slot.active === 0) this.#slots.delete(projectId);
+    };
+  }
+}
+
+const busy = (limit: number, queue: number): EdgeError =>
+  new EdgeError('rate_limited', `this project already runs ${limit} function calls and has ${queue} waiting; retry shortly`, { headers: { 'retry-after': '1' } });
+
+/**
+ * The server's side of the gate: at most `limit + queue` calls of a project in the sandbox
+ * process, running or waiting for their turn there (a Gate with these numbers, sandbox-child.ts);
+ * beyond that 429 `rate_limited`, as the Gate answers.
+ */
+export class Admission {
+  readonly #count = new Map<string, number>();
+
+  constructor(
+    readonly limit: number,
+    readonly queue: number,
+  ) {}
+
+  /** The release function; throws 429 when the project has `limit + queue` calls in. */
+  enter(projectId: string): () => void {
+    const n = this.#count.get(projectId) ?? 0;
+    if (n >= this.limit + this.queue) throw busy(this.limit, this.queue);
+    this.#count.set(projectId, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#count.get(projectId) ?? 1) - 1;
+      if (left === 0) this.#count.delete(projectId);
+      else this.#count.set(projectId, left);
     };
   }
 }

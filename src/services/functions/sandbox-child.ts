@@ -1,4 +1,5 @@
 import { EdgeError } from '../../core/errors.js';
+import { Gate } from './gate.js';
 import { Sandbox, type CallHost } from './sandbox.js';
 import { errorFromWire, errorToWire, Outbox, type SecretWire, type ToChild, type ToParent } from './sandbox-wire.js';
 
@@ -17,14 +18,18 @@ import { errorFromWire, errorToWire, Outbox, type SecretWire, type ToChild, type
 const send = process.send?.bind(process);
 if (send === undefined) throw new Error('functions-sandbox: run by the server only (an IPC channel is needed)');
 
-const opts = JSON.parse(process.argv[2] ?? '{}') as { maxIsolates?: number; idleMs?: number };
+const opts = JSON.parse(process.argv[2] ?? '{}') as { maxIsolates?: number; idleMs?: number; concurrency?: number };
 const sandbox = new Sandbox({ maxIsolates: opts.maxIsolates ?? 64, idleMs: opts.idleMs ?? 300_000 });
+// note: a project's calls take turns here, where they run: the server sends each call at once
+// (it bounds how many wait, functions.ts), so the next call starts as one ends, with no round
+// trip to the server between them.
+const gate = new Gate(opts.concurrency ?? 4, Number.POSITIVE_INFINITY);
 const codes = new Map<string, string>();
 const ops = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 let opSeq = 0;
 const out = new Outbox<ToParent>((batch) => send(batch));
 
-function host(m: Extract<ToChild, { t: 'run' }>): CallHost {
+function host(m: Extract<ToChild, { t: 'run' }>, left: () => number): CallHost {
   return {
     secret(name) {
       if (!Object.hasOwn(m.secrets, name)) throw new EdgeError('forbidden', `the secret "${name.slice(0, 128)}" is not listed in the function's "secrets" option`);
@@ -36,38 +41,44 @@ function host(m: Extract<ToChild, { t: 'run' }>): CallHost {
       return new Promise((resolve, reject) => {
         const n = ++opSeq;
         ops.set(n, { resolve, reject });
-        out.push({ t: 'op', id: m.id, n, op, payload });
+        out.push({ t: 'op', id: m.id, n, op, payload, left: left() });
       });
     },
   };
 }
 
-function run(m: Extract<ToChild, { t: 'run' }>): void {
+async function run(m: Extract<ToChild, { t: 'run' }>): Promise<void> {
   if (m.code !== undefined) codes.set(m.key, m.code);
+  const release = gate.tryEnter(m.project) ?? (await gate.enter(m.project));
+  const t0 = performance.now();
+  const ms = (): number => Math.round((performance.now() - t0) * 100) / 100;
   const spec = {
     key: m.key,
     code: (): string => {
       const code = codes.get(m.key);
-      if (code === undefined) throw new Error(`functions-sandbox: no code for ${m.key}`);
+      if (code === undefined) throw new EdgeError('not_found', 'the function was deleted');
       return code;
     },
     memoryMb: m.memoryMb,
     timeoutMs: m.timeoutMs,
   };
-  sandbox.run(spec, m.args, m.user, host(m)).then(
-    (r) => out.push({ t: 'done', id: m.id, json: r.json, logs: r.logs }),
-    (err: unknown) => {
-      const logs = err instanceof EdgeError && Array.isArray(err.beside?.logs) ? (err.beside.logs as []) : [];
-      out.push({ t: 'fail', id: m.id, error: errorToWire(err), logs });
-    },
-  );
+  const left = (): number => Math.max(1, Math.floor(t0 + m.timeoutMs - performance.now()));
+  try {
+    const r = await sandbox.run(spec, m.args, m.user, host(m, left));
+    out.push({ t: 'done', id: m.id, json: r.json, logs: r.logs, ms: ms() });
+  } catch (err) {
+    const logs = err instanceof EdgeError && Array.isArray(err.beside?.logs) ? (err.beside.logs as []) : [];
+    out.push({ t: 'fail', id: m.id, error: errorToWire(err), logs, ms: ms() });
+  } finally {
+    release();
+  }
 }
 
 process.on('message', (batch: ToChild[]) => {
   for (const m of batch) {
     switch (m.t) {
       case 'run':
-        run(m);
+        void run(m);
         break;
       case 'check':
         sandbox.check(m.code).then(

@@ -16,22 +16,22 @@ import { errorFromWire, errorToWire, Outbox, type SecretWire, type ToChild, type
  *
  * Why a process: V8 ends the process outright (SIGABRT, no exception) when an isolate runs out
  * of memory in ways isolated-vm cannot stop, such as a plain object or a Map grown in a loop
- * (`CALL_AND_RETRY_LAST`, laverdet/isolated-vm#527). In the server that would end every project's
+ * (V8's fatal `CALL_AND_RETRY_LAST`). In the server that would end every project's
  * requests at once; here it ends the sandbox process, and:
- * - each call that was in it is answered: alone there, it is the one that ended it, 500
+ * - each call that had started in it is answered: alone there, it is the one that ended it, 500
  *   `function_out_of_memory`; with others, 503 `unavailable` (`Retry-After: 1`), as nobody knows
- *   which call it was;
- * - the functions (versions) that had calls in it become **suspects**: their calls run in a
- *   second process, the quarantine, **one at a time**, so that another end there names its cause
- *   exactly. A suspect that completes `CLEARED_AFTER` calls there in a row goes back; one that
- *   ended a process alone stays (a new version is a new function);
+ *   which call it was; calls still waiting there for their project's turn are sent again;
+ * - the functions (versions) that had started calls in it become **suspects**: their calls run in
+ *   a second process, the quarantine, **one at a time**, so that another end there names its
+ *   cause exactly. A suspect that completes `CLEARED_AFTER` calls there in a row goes back; one
+ *   that ended a process alone stays (a new version is a new function);
  * - the next call starts a new process (the warm isolates of the old one are gone: cold starts).
  * The process starts with the first call or deploy, not with the server, and ends with it (it
  * exits when its IPC channel closes, so `kill -9` of the server ends it too).
  */
 export interface HostSide {
-  /** A `ctx` operation (`db.*`, `fetch`), run in the server as the caller; a JSON value. */
-  op(op: string, payload: unknown): Promise<unknown>;
+  /** A `ctx` operation (`db.*`, `fetch`), run in the server as the caller, with `leftMs` of the call's time left; a JSON value. */
+  op(op: string, payload: unknown, leftMs: number): Promise<unknown>;
   /** The secrets the function may read, by name (read when the call starts). */
   secrets(): Record<string, SecretWire>;
 }
@@ -47,23 +47,29 @@ const MAX_SUSPECTS = 4096;
 const PING_MS = 2000;
 const DEAD_MS = 15_000;
 
-interface Pending {
-  readonly kind: 'run' | 'check';
-  readonly key: string;
-  readonly memoryMb: number;
-  readonly host: HostSide | null;
-  readonly resolve: (v: { json: string; logs: LogLine[] }) => void;
-  readonly reject: (e: Error) => void;
+/** What a call or check is answered with: the result's JSON, its logs, its time in the sandbox (ms). */
+export interface Answer {
+  json: string;
+  logs: LogLine[];
+  ms: number;
 }
 
-/** A call of the quarantine waiting for its turn. */
-interface Queued {
-  readonly send: () => void;
+/** A call or a deploy check, from its submission to its answer (sent again if it waited in a process that ended). */
+interface Job {
+  readonly kind: 'run' | 'check';
+  readonly key: string;
+  /** The project whose turn it takes in the sandbox process ('' for a check). */
+  readonly project: string;
+  readonly memoryMb: number;
+  readonly host: HostSide | null;
+  readonly send: (child: Child, id: number) => void;
+  readonly resolve: (v: Answer) => void;
   readonly reject: (e: Error) => void;
+  quarantined: boolean;
 }
 
 class Child {
-  readonly pending = new Map<number, Pending>();
+  readonly pending = new Map<number, Job>();
   /** Keys whose code this process holds, least recently used first. */
   readonly known = new Map<string, true>();
   readonly out: Outbox<ToChild>;
@@ -87,37 +93,37 @@ class Child {
 }
 
 export class SandboxProcess {
-  readonly #opts: { maxIsolates: number; idleMs: number };
+  readonly #opts: { maxIsolates: number; idleMs: number; concurrency: number };
   readonly #log: Logger;
   #main: Child | null = null;
   #quarantine: Child | null = null;
   /** Suspect keys → calls completed in a row in the quarantine, or -1 for a proven cause. */
   readonly #suspects = new Map<string, number>();
   /** The quarantine's calls waiting for the one in it. */
-  readonly #queue: Queued[] = [];
+  readonly #queue: Job[] = [];
   #seq = 0;
   #closed = false;
-  /** Sandbox processes that ended on their own (information, `stats`). */
-  #ended = 0;
 
-  constructor(opts: { maxIsolates: number; idleMs: number }, log: Logger) {
+  /** `concurrency`: calls of one project that run at once in the process (docs/api.md "Sandbox"). */
+  constructor(opts: { maxIsolates: number; idleMs: number; concurrency: number }, log: Logger) {
     this.#opts = opts;
     this.#log = log;
   }
 
-  get stats(): { ended: number; suspects: number; running: boolean } {
-    return { ended: this.#ended, suspects: this.#suspects.size, running: this.#main !== null && !this.#main.dead };
-  }
-
   /** The deploy check (sandbox.ts `check`), in the sandbox process; 400 `invalid_source` when refused. */
-  check(code: string): Promise<void> {
+  async check(code: string): Promise<void> {
     const key = `check:${createHash('sha256').update(code).digest('base64url')}`;
-    return this.#submit(key, CHECK_MEMORY_MB, null, (child, id) => child.out.push({ t: 'check', id, code })).then(() => undefined);
+    await new Promise<Answer>((resolve, reject) =>
+      this.#dispatch({ kind: 'check', key, project: '', memoryMb: CHECK_MEMORY_MB, host: null, send: (child, id) => child.out.push({ t: 'check', id, code }), resolve, reject, quarantined: false }),
+    );
   }
 
-  /** One call (sandbox.ts `run`), in the sandbox process. */
-  run(spec: CallSpec, argsJson: string, userJson: string, host: HostSide): Promise<{ json: string; logs: LogLine[] }> {
-    return this.#submit(spec.key, spec.memoryMb, host, (child, id) => {
+  /**
+   * One call (sandbox.ts `run`) of `project`, in the sandbox process: it waits there for one of the
+   * project's `concurrency` turns, in order. `ms` is its time from that turn to its end.
+   */
+  run(project: string, spec: CallSpec, argsJson: string, userJson: string, host: HostSide): Promise<Answer> {
+    const send = (child: Child, id: number): void => {
       let code: string | undefined;
       if (child.known.has(spec.key)) {
         child.known.delete(spec.key);
@@ -131,8 +137,9 @@ export class SandboxProcess {
       }
       child.known.set(spec.key, true);
       const secrets = host.secrets();
-      child.out.push({ t: 'run', id, key: spec.key, code, memoryMb: spec.memoryMb, timeoutMs: spec.timeoutMs, args: argsJson, user: userJson, secrets });
-    });
+      child.out.push({ t: 'run', id, project, key: spec.key, code, memoryMb: spec.memoryMb, timeoutMs: spec.timeoutMs, args: argsJson, user: userJson, secrets });
+    };
+    return new Promise((resolve, reject) => this.#dispatch({ kind: 'run', key: spec.key, project, memoryMb: spec.memoryMb, host, send, resolve, reject, quarantined: false }));
   }
 
   /** Forgets these keys' isolates and code (a deleted function, a deleted project). */
@@ -149,12 +156,12 @@ export class SandboxProcess {
 
   close(): void {
     this.#closed = true;
-    for (const q of this.#queue.splice(0)) q.reject(closing());
+    for (const job of this.#queue.splice(0)) job.reject(closing());
     for (const child of [this.#main, this.#quarantine]) {
       if (child === null || child.dead) continue;
       child.dead = true;
       if (child.ping !== null) clearInterval(child.ping);
-      for (const p of child.pending.values()) p.reject(closing());
+      for (const job of child.pending.values()) job.reject(closing());
       child.pending.clear();
       child.out.clear();
       if (child.proc.connected) child.proc.disconnect();
@@ -163,58 +170,48 @@ export class SandboxProcess {
     this.#main = this.#quarantine = null;
   }
 
-  #submit(key: string, memoryMb: number, host: HostSide | null, send: (child: Child, id: number) => void): Promise<{ json: string; logs: LogLine[] }> {
-    if (this.#closed) return Promise.reject(closing());
-    return new Promise((resolve, reject) => {
-      const start = (): void => {
-        const quarantined = this.#suspects.has(key);
-        let child: Child;
-        try {
-          child = this.#child(quarantined);
-        } catch (err) {
-          reject(normalize(err));
-          if (quarantined) this.#next();
-          return;
-        }
-        const id = ++this.#seq;
-        const done = quarantined ? (): void => this.#next() : null;
-        const pending: Pending = {
-          kind: host === null ? 'check' : 'run',
-          key,
-          memoryMb,
-          host,
-          resolve: (v) => {
-            if (quarantined) this.#cleared(key);
-            resolve(v);
-            done?.();
-          },
-          reject: (e) => {
-            reject(e);
-            done?.();
-          },
-        };
-        child.pending.set(id, pending);
-        if (child.ping === null) this.#watch(child);
-        try {
-          send(child, id);
-        } catch (err) {
-          // note: the version's code could not be read (deleted since): nothing was sent.
-          child.pending.delete(id);
-          pending.reject(normalize(err));
-        }
-      };
-      if (!this.#suspects.has(key)) return start();
-      // note: the quarantine runs one call at a time.
-      this.#queue.push({ send: start, reject });
-      if (this.#queue.length === 1 && (this.#quarantine === null || this.#quarantine.pending.size === 0)) this.#next();
-    });
+  #dispatch(job: Job): void {
+    if (this.#closed) return job.reject(closing());
+    if (!this.#suspects.has(job.key)) return this.#send(job, false);
+    // note: the quarantine runs one call at a time.
+    this.#queue.push(job);
+    this.#next();
+  }
+
+  #send(job: Job, quarantined: boolean): void {
+    job.quarantined = quarantined;
+    let child: Child;
+    try {
+      child = this.#child(quarantined);
+    } catch (err) {
+      return this.#finish(job, normalize(err));
+    }
+    const id = ++this.#seq;
+    child.pending.set(id, job);
+    if (child.ping === null) this.#watch(child);
+    try {
+      job.send(child, id);
+    } catch (err) {
+      // note: the version's code could not be read (deleted since): nothing was sent.
+      child.pending.delete(id);
+      this.#finish(job, normalize(err));
+    }
+  }
+
+  #finish(job: Job, result: Answer | Error): void {
+    if (result instanceof Error) job.reject(result);
+    else {
+      if (job.quarantined) this.#cleared(job.key);
+      job.resolve(result);
+    }
+    if (job.quarantined) this.#next();
   }
 
   /** Starts the quarantine's next call when none is in it. */
   #next(): void {
     if (this.#quarantine !== null && this.#quarantine.pending.size > 0) return;
-    const q = this.#queue.shift();
-    q?.send();
+    const job = this.#queue.shift();
+    if (job !== undefined) this.#send(job, true);
   }
 
   #cleared(key: string): void {
@@ -278,55 +275,39 @@ export class SandboxProcess {
 
   #receive(child: Child, batch: ToParent[]): void {
     for (const m of batch) {
-      switch (m.t) {
-        case 'pong':
-          child.lastPong = Date.now();
-          break;
-        case 'op':
-          this.#op(child, m);
-          break;
-        case 'done': {
-          const p = child.pending.get(m.id);
-          if (p === undefined) break;
-          child.pending.delete(m.id);
-          p.resolve({ json: m.json, logs: m.logs });
-          break;
-        }
-        case 'fail': {
-          const p = child.pending.get(m.id);
-          if (p === undefined) break;
-          child.pending.delete(m.id);
-          p.reject(errorFromWire(m.error, p.kind === 'run' ? { logs: m.logs } : undefined));
-          break;
-        }
-        case 'checked': {
-          const p = child.pending.get(m.id);
-          if (p === undefined) break;
-          child.pending.delete(m.id);
-          if (m.error === undefined) p.resolve({ json: 'null', logs: [] });
-          else p.reject(errorFromWire(m.error));
-          break;
-        }
+      if (m.t === 'pong') {
+        child.lastPong = Date.now();
+        continue;
       }
+      if (m.t === 'op') {
+        this.#op(child, m);
+        continue;
+      }
+      const job = child.pending.get(m.id);
+      if (job === undefined) continue;
+      child.pending.delete(m.id);
+      if (m.t === 'done') this.#finish(job, { json: m.json, logs: m.logs, ms: m.ms });
+      else if (m.t === 'fail') this.#finish(job, errorFromWire(m.error, { logs: m.logs }));
+      else this.#finish(job, m.error === undefined ? { json: 'null', logs: [], ms: 0 } : errorFromWire(m.error));
     }
   }
 
   #op(child: Child, m: Extract<ToParent, { t: 'op' }>): void {
-    const p = child.pending.get(m.id);
+    const job = child.pending.get(m.id);
     const answer = (msg: ToChild): void => {
       if (!child.dead) child.out.push(msg);
     };
-    if (p === undefined || p.host === null) {
+    if (job === undefined || job.host === null) {
       answer({ t: 'opres', n: m.n, ok: false, error: { code: 'function_error', message: 'this call has ended' } });
       return;
     }
-    p.host.op(m.op, m.payload).then(
+    job.host.op(m.op, m.payload, m.left).then(
       (value) => answer({ t: 'opres', n: m.n, ok: true, value: value ?? null }),
       (err: unknown) => answer({ t: 'opres', n: m.n, ok: false, error: errorToWire(err) }),
     );
   }
 
-  /** The process ended: its calls are answered (see the class's note) and the next call starts another. */
+  /** The process ended: its calls are answered or sent again (see the class's note), and the next call starts another. */
   #exited(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     const wasDead = child.dead;
     child.dead = true;
@@ -336,27 +317,42 @@ export class SandboxProcess {
     const quarantine = this.#quarantine === child;
     if (quarantine) this.#quarantine = null;
     if (wasDead) return;
-    this.#ended++;
-    const calls = [...child.pending.values()];
+    const jobs = [...child.pending.values()];
     child.pending.clear();
+    // note: the process runs `concurrency` calls of a project at once, the others wait there in
+    // the order they were sent (the Map's order): those past a project's first `concurrency`
+    // calls had not started, so they go again, unharmed.
+    const running: Job[] = [];
+    const waiting: Job[] = [];
+    const seen = new Map<string, number>();
+    for (const job of jobs) {
+      const n = seen.get(job.project) ?? 0;
+      seen.set(job.project, n + 1);
+      if (job.kind === 'check' || n < this.#opts.concurrency) running.push(job);
+      else waiting.push(job);
+    }
     const why = child.unresponsive ? 'it stopped answering' : signal !== null ? `signal ${signal}` : `exit code ${code}`;
-    this.#log(`functions: the sandbox process ended (${why}) with ${calls.length} call(s) in it; the next call starts another`);
-    const alone = calls.length === 1 && !child.unresponsive;
-    for (const p of calls) this.#suspect(p.key, alone);
-    for (const p of calls) {
-      if (alone && p.kind === 'run') {
-        p.reject(new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${p.memoryMb} MB`, { beside: { logs: [] } }));
+    this.#log(`functions: the sandbox process ended (${why}) with ${jobs.length} call(s) in it, ${running.length} of them started; the next call starts another`);
+    const alone = running.length === 1 && !child.unresponsive;
+    for (const job of running) this.#suspect(job.key, alone);
+    for (const job of running) {
+      if (alone && job.kind === 'run') {
+        this.#finish(job, new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${job.memoryMb} MB`, { beside: { logs: [] } }));
       } else if (alone) {
-        p.reject(new EdgeError('invalid_source', `the module's top level used more than ${CHECK_MEMORY_MB} MB of memory`));
+        this.#finish(job, new EdgeError('invalid_source', `the module's top level used more than ${CHECK_MEMORY_MB} MB of memory`));
       } else {
         const e = new EdgeError('unavailable', 'the function sandbox was restarted under this call (another call ended it); retry', {
           headers: { 'retry-after': '1' },
-          beside: p.kind === 'run' ? { logs: [] } : undefined,
+          beside: job.kind === 'run' ? { logs: [] } : undefined,
         });
-        p.reject(e);
+        this.#finish(job, e);
       }
     }
-    if (quarantine && calls.length === 0) this.#next();
+    for (const job of waiting) {
+      if (job.quarantined) this.#queue.unshift(job);
+      else this.#dispatch(job);
+    }
+    if (quarantine) this.#next();
   }
 }
 

@@ -18,7 +18,7 @@ export type SecretWire = string | null | { error: ErrorWire };
 
 export type ToChild =
   /** A call; `code` is sent with the first call of a key (the child keeps it until `drop`). */
-  | { t: 'run'; id: number; key: string; code?: string; memoryMb: number; timeoutMs: number; args: string; user: string; secrets: Record<string, SecretWire> }
+  | { t: 'run'; id: number; project: string; key: string; code?: string; memoryMb: number; timeoutMs: number; args: string; user: string; secrets: Record<string, SecretWire> }
   | { t: 'check'; id: number; code: string }
   /** The answer to a `ctx` operation (`op`). */
   | { t: 'opres'; n: number; ok: true; value: unknown }
@@ -28,9 +28,11 @@ export type ToChild =
 
 export type ToParent =
   | { t: 'pong' }
-  | { t: 'op'; id: number; n: number; op: string; payload: unknown }
-  | { t: 'done'; id: number; json: string; logs: LogLine[] }
-  | { t: 'fail'; id: number; error: ErrorWire; logs: LogLine[] }
+  /** A `ctx` operation of call `id`, with the call's time left (ms). */
+  | { t: 'op'; id: number; n: number; op: string; payload: unknown; left: number }
+  /** A call's end; `ms` its time from its turn in the process. */
+  | { t: 'done'; id: number; json: string; logs: LogLine[]; ms: number }
+  | { t: 'fail'; id: number; error: ErrorWire; logs: LogLine[]; ms: number }
   | { t: 'checked'; id: number; error?: ErrorWire };
 
 /** An error as it crosses: an unexpected one is `internal` with no detail (never a stack). */
