@@ -10,9 +10,8 @@ import { VERSION } from '../../version.js';
 import type { DbService } from '../db/db.js';
 import type { QueryService } from '../db/query.js';
 import { Admission } from './gate.js';
-import { MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, type LogLine } from './sandbox.js';
 import { SandboxProcess, type HostSide } from './sandbox-process.js';
-import { errorToWire, type SecretWire } from './sandbox-wire.js';
+import { errorToWire, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, type LogLine, type SecretWire } from './sandbox-wire.js';
 import { functionsStore, type VersionMeta, type VersionRow } from './store.js';
 
 /** The pinned limits of docs/api.md "Functions and jobs". */

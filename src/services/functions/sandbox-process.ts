@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { EdgeError, normalize } from '../../core/errors.js';
-import { CHECK_MEMORY_MB, type CallSpec, type LogLine } from './sandbox.js';
-import { errorFromWire, errorToWire, Outbox, type SecretWire, type ToChild, type ToParent } from './sandbox-wire.js';
+import { CHECK_MEMORY_MB, errorFromWire, errorToWire, Outbox, type CallSpec, type LogLine, type SecretWire, type ToChild, type ToParent } from './sandbox-wire.js';
 
 /**
  * The server's side of the sandbox process (docs/api.md "Sandbox"). User code never runs in the

@@ -1,5 +1,30 @@
 import { EdgeError, normalize, type ErrorCode } from '../../core/errors.js';
-import type { LogLine } from './sandbox.js';
+
+// note: what the server and the sandbox process share lives here, not in sandbox.ts: the server
+// never loads isolated-vm (only the sandbox process needs it, and `--no-node-snapshot` with it).
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export interface LogLine {
+  level: LogLevel;
+  message: string;
+  at: string;
+}
+
+/** Lines and bytes of logs one call keeps; past them a last line says how many were dropped. */
+export const MAX_LOG_LINES = 100;
+export const MAX_LOG_BYTES = 64 * 1024;
+/** The largest result, bytes of JSON. */
+export const MAX_RESULT_BYTES = 1024 * 1024;
+/** The deploy check's isolate, MB (sandbox-process.ts names it when a check ends the process). */
+export const CHECK_MEMORY_MB = 32;
+
+export interface CallSpec {
+  /** The warm-cache key: project and version id. */
+  key: string;
+  /** The module's code; called at a cold start only (a warm isolate already holds it). */
+  code: () => string;
+  memoryMb: number;
+  timeoutMs: number;
+}
 
 /**
  * The messages between the server and its sandbox process (sandbox-process.ts, sandbox-child.ts).

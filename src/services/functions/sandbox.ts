@@ -1,6 +1,7 @@
 import ivm from 'isolated-vm';
 import { EdgeError, normalize } from '../../core/errors.js';
 import { BRIDGE_SOURCE } from './bridge.js';
+import { CHECK_MEMORY_MB, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_RESULT_BYTES, type CallSpec, type LogLevel, type LogLine } from './sandbox-wire.js';
 
 /**
  * The isolated-vm sandbox of the functions service (docs/api.md "Sandbox").
@@ -25,22 +26,8 @@ import { BRIDGE_SOURCE } from './bridge.js';
  * - What crosses: strings and numbers, copied, through four `ivm.Callback`s (bridge.ts).
  */
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export interface LogLine {
-  level: LogLevel;
-  message: string;
-  at: string;
-}
-
-/** Lines and bytes of logs one call keeps; past them a last line says how many were dropped. */
-export const MAX_LOG_LINES = 100;
-export const MAX_LOG_BYTES = 64 * 1024;
-/** The largest result, bytes of JSON. */
-export const MAX_RESULT_BYTES = 1024 * 1024;
 /** Time a module's top level may take at deploy (the compile check) and at a cold start, ms. */
 const EVALUATE_MS = 1000;
-/** The deploy check's isolate, MB (sandbox-process.ts names it when a check ends the process). */
-export const CHECK_MEMORY_MB = 32;
 /** Calls per entry into an isolate. */
 const MAX_BATCH = 16;
 /** Times a call may be run again after an isolate died under it and others (then 503). */
@@ -54,14 +41,6 @@ export interface CallHost {
   secret(name: string): string | null;
 }
 
-export interface CallSpec {
-  /** The warm-cache key: project and version id. */
-  key: string;
-  /** The module's code; called at a cold start only (a warm isolate already holds it). */
-  code: () => string;
-  memoryMb: number;
-  timeoutMs: number;
-}
 
 /** What a call is answered with: its outcome (`R…`/`E…`), its error, or "run it again". */
 type Outcome = string | EdgeError | typeof RERUN;
