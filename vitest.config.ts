@@ -23,6 +23,8 @@ const base = {
   // note: isolated-vm (functions) needs V8 started with --no-node-snapshot (DESIGN.md §10),
   // as bin/platform-edge.js does for the CLI; the default pool (forks) passes this to each worker.
   execArgv: ['--no-node-snapshot'],
+  // note: writes each file's start and end when PE_TEST_TRACE names a file (CI: .ci/run).
+  setupFiles: ['test/helpers/file-trace.ts'],
 };
 const shared = { ...base, isolate: false };
 
