@@ -332,8 +332,12 @@ export class SandboxProcess {
     }
     const why = child.unresponsive ? 'it stopped answering' : signal !== null ? `signal ${signal}` : `exit code ${code}`;
     this.#log(`functions: the sandbox process ended (${why}) with ${jobs.length} call(s) in it, ${running.length} of them started; the next call starts another`);
-    const alone = running.length === 1 && !child.unresponsive;
-    for (const job of running) this.#suspect(job.key, alone);
+    // note: a call is blamed only when a signal ended the process (V8's abort, SIGABRT; a crash):
+    // an exit with a code is the sandbox's own failure (it could not start, a fault in its code),
+    // and a process killed for not answering says nothing of which call hung it.
+    const blame = signal !== null && !child.unresponsive;
+    const alone = blame && running.length === 1;
+    if (blame) for (const job of running) this.#suspect(job.key, alone);
     for (const job of running) {
       if (alone && job.kind === 'run') {
         this.#finish(job, new EdgeError('function_out_of_memory', `the function used more than its memory limit of ${job.memoryMb} MB`, { beside: { logs: [] } }));
