@@ -78,7 +78,7 @@ describe('functions under `platform-edge serve`', () => {
     expect(await poll(async () => { try { process.kill(child, 0); return false; } catch { return true; } }, 5000)).toBe(true);
   });
 
-  it('the sandbox process starts with the first call, not with the server, and kill -9 of the server ends it', async () => {
+  it('the sandbox process starts with the first call, not with the server, with an empty environment, and kill -9 of the server ends it', async () => {
     const s = await startServe(['--ephemeral'], { direct: true });
     expect(childrenOf(s.proc.pid!)).toEqual([]);
     const key = s.info.keys.service;
@@ -86,6 +86,11 @@ describe('functions under `platform-edge serve`', () => {
     expect(put.status, await put.clone().text()).toBe(201);
     const [sandbox] = childrenOf(s.proc.pid!);
     expect(sandbox!.cmdline.join(' ')).toContain('functions-sandbox.mjs');
+    // note: none of the server's environment (settings, credentials) reaches the process that runs user code.
+    expect(readFileSync(`/proc/${s.proc.pid!}/environ`, 'utf8')).not.toBe('');
+    // (Node itself sets NODE_CHANNEL_FD and NODE_CHANNEL_SERIALIZATION_MODE for the IPC channel.)
+    const names = readFileSync(`/proc/${sandbox!.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((v) => v.slice(0, v.indexOf('=')));
+    expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']);
     s.proc.kill('SIGKILL');
     expect((await s.exited).signal).toBe('SIGKILL');
     expect(await poll(async () => { try { process.kill(sandbox!.pid, 0); return false; } catch { return true; } }, 5000)).toBe(true);

@@ -238,9 +238,9 @@ export class SandboxProcess {
       serialization: 'json',
       // note: stderr is read and dropped: V8's report of an abort is not a server log line.
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      // note: none of the server's Node options (a test runner's loaders, a heap size): the
-      // sandbox process starts as `node --no-node-snapshot` and nothing else.
-      env: { ...process.env, NODE_OPTIONS: '' },
+      // note: none of the server's environment: no Node options (a test runner's loaders), and no
+      // setting or credential the server was given reaches the process that runs user code.
+      env: {},
     });
     proc.stderr?.resume();
     const child = new Child(proc);
