@@ -14,6 +14,8 @@ let other: { key: string };
 // without using a core (functions may reach loopback on this test server).
 let slowServer: Server;
 let slowUrl: string;
+/** Requests the local server holds now (calls waiting on ctx.fetch), by their `ms`. */
+const holding = new Map<number, number>();
 const SLOW = (url: string): string => `export default async (a, ctx) => { if (!a) return "warm"; const r = await ctx.fetch("${url}?ms=" + a); return r.status === 200 ? "done" : "no"; };`;
 
 const DICT = 'export default (a) => { if (!a) return "ok"; const o = {}; for (let i = 0; ; i++) o["k" + i] = i; };';
@@ -22,7 +24,11 @@ const MAP = 'export default (a) => { if (!a) return "ok"; const m = new Map(); f
 beforeAll(async () => {
   slowServer = createServer((req, res) => {
     const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
-    setTimeout(() => res.end('ok'), ms);
+    holding.set(ms, (holding.get(ms) ?? 0) + 1);
+    setTimeout(() => {
+      holding.set(ms, holding.get(ms)! - 1);
+      res.end('ok');
+    }, ms);
   });
   await new Promise<void>((r) => slowServer.listen(0, '127.0.0.1', r));
   slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`;
@@ -38,7 +44,14 @@ afterAll(async () => {
   slowServer.close();
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits until `n` calls wait `ms` on the local server (they have started in the sandbox process). */
+async function holdingReaches(ms: number, n: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  while ((holding.get(ms) ?? 0) < n) {
+    if (Date.now() > end) throw new Error(`only ${holding.get(ms) ?? 0} of ${n} calls reached the local server`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('a function that ends the sandbox process', () => {
   it('an object grown past memory_mb is 500 function_out_of_memory; the server, other projects and the next calls answer', async () => {
@@ -79,7 +92,7 @@ describe('a function that ends the sandbox process', () => {
     expect((await invoke(s, 'slow', false, { key: p.publishable })).body.result).toBe('warm');
     expect((await invoke(s, 'bomb', false)).body.result).toBe('ok');
     const bystander = invoke(s, 'slow', 3000, { key: p.publishable });
-    await sleep(300);
+    await holdingReaches(3000, 1);
     const cause = await invoke(s, 'bomb', true);
     const b = await bystander;
     expect(b.status, b.text).toBe(503);
@@ -102,15 +115,19 @@ describe('a function that ends the sandbox process', () => {
     expect((await invoke(s, 'bomb2', false)).body.result).toBe('ok');
     // note: 4 calls of a project run at once (the default); the 5th and 6th wait in the sandbox process.
     const calls = Array.from({ length: 6 }, () => invoke(s, 'wait', 2000, { key: p.publishable }));
-    await sleep(300);
+    // note: the 5th and 6th wait in the sandbox process, or have not reached it yet: either way
+    // they had not started, and they answer.
+    await holdingReaches(2000, 4);
     expect((await invoke(s, 'bomb2', true)).status).toBe(503);
     const rs = await Promise.all(calls);
     expect(rs.map((r) => r.status).sort()).toEqual([200, 200, 503, 503, 503, 503]);
     expect(rs.filter((r) => r.status === 200).map((r) => r.body.result)).toEqual(['done', 'done']);
   });
 
-  it("a module whose top level grows an object past the deploy check's memory is refused with 400 invalid_source; the next deploy works", async () => {
-    const r = await call(s, 'PUT', '/functions/toplevel', { source: 'const o = {}; for (let i = 0; ; i++) o["k" + i] = i; export default () => 1;' }, { key: s.keys.service });
+  // note: a Map of small arrays: the fastest of these to fill 32 MB (well within the top level's
+  // 1 s on a loaded machine), and V8 ends the process for it every time.
+  it("a module whose top level grows a Map past the deploy check's memory is refused with 400 invalid_source; the next deploy works", async () => {
+    const r = await call(s, 'PUT', '/functions/toplevel', { source: 'const m = new Map(); for (let i = 0; ; i++) m.set(i, [i, i, i, i]); export default () => 1;' }, { key: s.keys.service });
     expect(r.status, r.text).toBe(400);
     expect(r.body.error).toEqual({ code: 'invalid_source', message: "the module's top level used more than 32 MB of memory" });
     expect((await call(s, 'GET', '/functions/toplevel', undefined, { key: s.keys.service })).status).toBe(404);
