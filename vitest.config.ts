@@ -20,9 +20,9 @@ import { defineConfig } from 'vitest/config';
 const base = {
   testTimeout: 20_000,
   hookTimeout: 30_000,
-  // note: isolated-vm (functions) needs V8 started with --no-node-snapshot (DESIGN.md §10),
-  // as bin/platform-edge.js does for the CLI; the default pool (forks) passes this to each worker.
-  execArgv: ['--no-node-snapshot'],
+  // note: no --no-node-snapshot: isolated-vm (functions) runs only in the servers' sandbox
+  // processes, which start with it (docs/api.md "Sandbox"); the workers run servers as an
+  // embedder does, without it.
   // note: writes each file's start and end when PE_TEST_TRACE names a file (CI: .ci/run).
   setupFiles: ['test/helpers/file-trace.ts'],
 };

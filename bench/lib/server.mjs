@@ -212,9 +212,8 @@ export const servers = {
     id: id ?? `edge-${http}`,
     label: `platform-edge (${http})`,
     ...(cwd ? { cwd } : {}),
-    // note: with --no-node-snapshot (isolated-vm needs it) bin/platform-edge.js does not run Node
-    // again, so `pid` is the server itself (its CPU time and RSS are what is measured).
-    cmd: [node, '--no-node-snapshot', ...nodeArgs, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
+    // note: `pid` is the server itself; cpuMs and rssMb add its children (the functions' sandbox process).
+    cmd: [node, ...nodeArgs, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
     env: { PLATFORM_EDGE_HTTP: http, ...extraEnv },
   }),
 };

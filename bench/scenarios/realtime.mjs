@@ -40,9 +40,8 @@ const NODE_ARGS = (process.env.BENCH_RT_NODE_ARGS || '').split(' ').filter(Boole
 const edgeSpec = (http) => ({
   id: `edge-rt-${http}`,
   label: `platform-edge (${http})`,
-  // note: with --no-node-snapshot bin/platform-edge.js runs the server in this process (without it, a child
-  // Node: the pid, and so the RSS measured, was the thin entry's, which does not grow).
-  cmd: [node, '--no-node-snapshot', ...NODE_ARGS, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
+  // note: `pid` is the server itself (bin/platform-edge.js runs it in this process).
+  cmd: [node, ...NODE_ARGS, 'bin/platform-edge.js', 'serve', '--ephemeral', '--port', '0', '--json'],
   env: { PLATFORM_EDGE_HTTP: http, PLATFORM_EDGE_RATE_LIMIT: 'off', PLATFORM_EDGE_REALTIME_MAX_PER_ADDRESS: '0', PLATFORM_EDGE_REALTIME_MAX_PER_PROJECT: '0' },
 });
 const bareSpec = { id: 'bare-uws-pubsub', label: 'bare uWS publish', cmd: [node, 'bench/bare-uws-pubsub.mjs', '0'] };
