@@ -1,11 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { EdgeError, normalize } from '../../core/errors.js';
+import { entryScript } from '../../paths.js';
 import { CHECK_MEMORY_MB, errorFromWire, errorToWire, Outbox, type CallSpec, type LogLine, type SecretWire, type ToChild, type ToParent } from './sandbox-wire.js';
 
 /**
@@ -351,10 +351,7 @@ export class SandboxProcess {
         this.#finish(job, e);
       }
     }
-    for (const job of waiting) {
-      if (job.quarantined) this.#queue.unshift(job);
-      else this.#dispatch(job);
-    }
+    for (const job of waiting) this.#dispatch(job);
     if (quarantine) this.#next();
   }
 }
@@ -364,44 +361,19 @@ const closing = (): EdgeError => new EdgeError('unavailable', 'the server is shu
 let script: string | null = null;
 
 /**
- * The sandbox process's script: build/chunks/functions-sandbox.mjs, found from the bundle this
- * module is in (build/ or build/chunks/, as src/sql/worker/script.ts finds the SQL worker). Run from
- * source (vitest), sandbox-child.ts is bundled here once per process with esbuild into a file in
- * the temporary folder named by its content.
+ * The sandbox process's script file: build/chunks/functions-sandbox.mjs, or, run from source
+ * (src/paths.ts `entryScript`), sandbox-child.ts bundled once per process and written to the
+ * temporary folder under a name taken from its content (a child process needs a file).
  */
 function childScript(): string {
-  script ??= locate();
-  return script;
-}
-
-function locate(): string {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) {
-    const file = new URL(here.includes('/chunks/') ? './functions-sandbox.mjs' : './chunks/functions-sandbox.mjs', here);
-    if (!existsSync(file)) throw new Error(`${fileURLToPath(file)} is missing: run \`npm run build\``);
-    return fileURLToPath(file);
-  }
-  const entry = fileURLToPath(new URL('./sandbox-child.ts', here));
-  const esbuild = createRequire(here)('esbuild') as typeof import('esbuild');
-  const out = esbuild.buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    write: false,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    packages: 'external',
-    define: { 'import.meta.url': JSON.stringify(pathToFileURL(entry).href) },
-    logLevel: 'silent',
-  });
-  // note: the file lives in the temporary folder; its require resolves from sandbox-child.ts, as
-  // the bundled file's imports do from build/chunks/.
-  const code = `'use strict';\n(function (require) {\n${out.outputFiles[0]!.text}\n})(require('node:module').createRequire(${JSON.stringify(entry)}));\n`;
-  const file = join(tmpdir(), `platform-edge-sandbox-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.cjs`);
+  if (script !== null) return script;
+  const found = entryScript(import.meta.url, 'functions-sandbox', './sandbox-child.ts');
+  if (found.file !== undefined) return (script = fileURLToPath(found.file));
+  const file = join(tmpdir(), `platform-edge-sandbox-${createHash('sha256').update(found.code).digest('hex').slice(0, 16)}.cjs`);
   if (!existsSync(file)) {
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, code);
+    writeFileSync(tmp, found.code);
     renameSync(tmp, file);
   }
-  return file;
+  return (script = file);
 }
